@@ -1,0 +1,7 @@
+#!/bin/bash
+# largeblock: configure (once) and build in the source tree.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -x configure ] || autoreconf -fi
+[ -f Makefile ] || ./configure "$@"
+make -j"$(nproc)"
