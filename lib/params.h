@@ -1,0 +1,52 @@
+/* largeblock: the user-facing parameters.
+ *
+ * Owns the parameter names of the SPEC (size, blksize, logical-blksize,
+ * max-request, misaligned, memory-limit, statsfile), their parsing and
+ * the cross-parameter rules, so that the nbdkit plugin and the programs
+ * that start it (largeblock-run) refuse exactly the same inputs with
+ * exactly the same messages.
+ *
+ * A struct lb_params belongs to one thread (nbdkit's configuration phase);
+ * no locking.
+ */
+#ifndef LARGEBLOCK_PARAMS_H
+#define LARGEBLOCK_PARAMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "geometry.h"
+
+enum lb_misaligned_policy {
+  LB_MISALIGNED_ERROR,          /* EINVAL, like a real LBS device */
+  LB_MISALIGNED_ALLOW,          /* serve it correctly */
+};
+
+struct lb_params {
+  struct lb_geometry_request geom;
+  enum lb_misaligned_policy misaligned;
+  uint64_t memory_limit_bytes;  /* 0: unlimited */
+  const char *statsfile;        /* NULL: none; points into typed[] */
+  /* Copies of what the user typed, for messages. */
+  char *typed[8];
+  unsigned seen;                /* bit per key, to refuse repeats */
+};
+
+void lb_params_init (struct lb_params *p);
+void lb_params_free (struct lb_params *p);
+
+/* Apply one key=value.  Returns 0, or -1 with errno = EINVAL (bad value,
+ * unknown or repeated key) or ENOMEM, and a one-line message in err.
+ */
+int lb_params_set (struct lb_params *p, const char *key, const char *value,
+                   char *err, size_t errlen);
+
+/* Check the parameters together and compute the geometry.  Returns 0, or
+ * -1 with errno = EINVAL and a one-line message in err.
+ */
+int lb_params_finish (struct lb_params *p, struct lb_geometry *g,
+                      char *err, size_t errlen);
+
+const char *lb_misaligned_policy_name (enum lb_misaligned_policy p);
+
+#endif /* LARGEBLOCK_PARAMS_H */

@@ -1,0 +1,40 @@
+/* largeblock: request statistics.
+ *
+ * Owns the per-request-type counters (requests, bytes, misaligned, errors)
+ * and their JSON rendering.  Counters are updated with relaxed atomics from
+ * any thread; a snapshot taken while I/O runs is consistent per counter,
+ * not across counters, which is all a report needs.
+ */
+#ifndef LARGEBLOCK_STATS_H
+#define LARGEBLOCK_STATS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "align.h"
+#include "geometry.h"
+#include "store.h"
+
+struct lb_stats {
+  _Atomic uint64_t requests[LB_REQ__COUNT];
+  _Atomic uint64_t bytes[LB_REQ__COUNT];
+  _Atomic uint64_t misaligned[LB_REQ__COUNT];
+  _Atomic uint64_t errors[LB_REQ__COUNT];
+};
+
+void lb_stats_init (struct lb_stats *s);
+void lb_stats_count (struct lb_stats *s, enum lb_req_type type,
+                     uint64_t bytes);
+void lb_stats_count_misaligned (struct lb_stats *s, enum lb_req_type type);
+void lb_stats_count_error (struct lb_stats *s, enum lb_req_type type);
+
+/* Write the SPEC's statistics object (geometry, folio usage, counters by
+ * type) followed by a newline.  Returns 0, or -1 with errno from stdio.
+ */
+int lb_stats_write_json (FILE *fp, const struct lb_geometry *g,
+                         const char *misaligned_policy,
+                         const struct lb_store_usage *usage,
+                         const struct lb_stats *s);
+
+#endif /* LARGEBLOCK_STATS_H */

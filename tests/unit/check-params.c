@@ -1,0 +1,160 @@
+/* largeblock: lib/params unit tests.
+ *
+ * Each key accepted and stored; every per-key and cross-key error with its
+ * exact message; unknown and repeated keys; a failed set leaves the
+ * parameters as they were; defaults when nothing is given.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "suites.h"
+#include "params.h"
+
+struct kv {
+  const char *key, *value;
+};
+
+/* Apply pairs until a NULL key; return the first failure's result. */
+static int
+apply (struct lb_params *p, const struct kv *kv, struct lb_geometry *g,
+       char *err, size_t errlen)
+{
+  for (; kv->key; kv++)
+    if (lb_params_set (p, kv->key, kv->value, err, errlen) == -1)
+      return -1;
+  return lb_params_finish (p, g, err, errlen);
+}
+
+START_TEST (test_all_keys)
+{
+  struct lb_params p;
+  struct lb_geometry g;
+  char err[256] = "";
+  const struct kv kv[] = {
+    { "size", "1G" }, { "blksize", "64k" }, { "logical-blksize", "4k" },
+    { "max-request", "8M" }, { "misaligned", "allow" },
+    { "memory-limit", "256M" }, { "statsfile", "/tmp/stats.json" },
+    { NULL, NULL },
+  };
+
+  lb_params_init (&p);
+  ck_assert_msg (apply (&p, kv, &g, err, sizeof err) == 0, "%s", err);
+  ck_assert_uint_eq (g.size_bytes, 1ull << 30);
+  ck_assert_uint_eq (g.physical_bytes, 65536);
+  ck_assert_uint_eq (g.logical_bytes, 4096);
+  ck_assert_uint_eq (g.max_request_bytes, 8u << 20);
+  ck_assert_int_eq (p.misaligned, LB_MISALIGNED_ALLOW);
+  ck_assert_str_eq (lb_misaligned_policy_name (p.misaligned), "allow");
+  ck_assert_uint_eq (p.memory_limit_bytes, 256ull << 20);
+  ck_assert_str_eq (p.statsfile, "/tmp/stats.json");
+  lb_params_free (&p);
+}
+END_TEST
+
+START_TEST (test_defaults)
+{
+  struct lb_params p;
+  struct lb_geometry g;
+  char err[256] = "";
+  const struct kv kv[] = { { "size", "512M" }, { NULL, NULL } };
+
+  lb_params_init (&p);
+  ck_assert_msg (apply (&p, kv, &g, err, sizeof err) == 0, "%s", err);
+  ck_assert_uint_eq (g.physical_bytes, LB_DEFAULT_BLKSIZE_BYTES);
+  ck_assert_uint_eq (g.logical_bytes, LB_DEFAULT_LOGICAL_BYTES);
+  ck_assert_uint_eq (g.max_request_bytes, LB_DEFAULT_MAX_REQUEST_BYTES);
+  ck_assert_int_eq (p.misaligned, LB_MISALIGNED_ERROR);
+  ck_assert_str_eq (lb_misaligned_policy_name (p.misaligned), "error");
+  ck_assert_uint_eq (p.memory_limit_bytes, 0);
+  ck_assert_ptr_null (p.statsfile);
+  lb_params_free (&p);
+}
+END_TEST
+
+static const struct {
+  struct kv kv[5];
+  const char *message;
+} bad[] = {
+  { { { "sise", "1G" } },
+    "unknown parameter 'sise' (expected size, blksize, logical-blksize, "
+    "max-request, misaligned, memory-limit or statsfile)" },
+  { { { "size", "1G" }, { "size", "2G" } },
+    "size given twice (size=1G and size=2G)" },
+  { { { "size", "1G" }, { "misaligned", "ignore" } },
+    "misaligned ignore is not one of: error, allow" },
+  { { { "size", "1G" }, { "statsfile", "" } },
+    "statsfile is empty (expected a path)" },
+  { { { "size", "1Q" } },
+    "size 1Q has an unknown suffix 'Q' (use b, s, k, M, G, T, P or E)" },
+  { { { "blksize", "lots" } },
+    "blksize lots is not a size (expected digits with an optional suffix, "
+    "e.g. 512M)" },
+  { { { "size", "8E" } },
+    "size 8E exceeds the maximum 9223372036854775807 (2^63-1)" },
+  { { { "size", "1G" }, { "blksize", "16k" }, { "memory-limit", "8k" } },
+    "memory-limit 8k is smaller than blksize 16384 (no folio would fit)" },
+  { { { "size", "1G" }, { "blksize", "16k" }, { "memory-limit", "24k" } },
+    "memory-limit 24k is not a multiple of blksize 16384" },
+  { { { "size", "1G" }, { "logical-blksize", "3000" } },
+    "logical-blksize 3000 is not a power of two" },
+  { { { "blksize", "16k" } }, "size is required (e.g. size=512M)" },
+  { { { "size", "1G" }, { "blksize", "4k" }, { "logical-blksize", "8k" } },
+    "logical-blksize 8k is larger than blksize 4k" },
+  { { { "size", "1G" }, { "max-request", "1000" } },
+    "max-request 1000 is not a multiple of logical-blksize 512 "
+    "(the default)" },
+};
+
+START_TEST (test_errors)
+{
+  struct lb_params p;
+  struct lb_geometry g;
+  char err[256] = "";
+
+  lb_params_init (&p);
+  errno = 0;
+  ck_assert_int_eq (apply (&p, bad[_i].kv, &g, err, sizeof err), -1);
+  ck_assert_int_eq (errno, EINVAL);
+  ck_assert_str_eq (err, bad[_i].message);
+  lb_params_free (&p);
+}
+END_TEST
+
+/* A rejected value leaves the key unset, so a corrected retry works and
+ * nothing half-applied leaks into the geometry. */
+START_TEST (test_failed_set_changes_nothing)
+{
+  struct lb_params p;
+  struct lb_geometry g;
+  char err[256] = "";
+
+  lb_params_init (&p);
+  ck_assert_int_eq (lb_params_set (&p, "misaligned", "maybe",
+                                   err, sizeof err), -1);
+  ck_assert_int_eq (p.misaligned, LB_MISALIGNED_ERROR);
+  ck_assert_int_eq (lb_params_set (&p, "size", "1X", err, sizeof err), -1);
+  ck_assert_uint_eq (p.geom.size_bytes, 0);
+  ck_assert_int_eq (lb_params_set (&p, "size", "1M", err, sizeof err), 0);
+  ck_assert_int_eq (lb_params_set (&p, "misaligned", "allow",
+                                   err, sizeof err), 0);
+  ck_assert_int_eq (lb_params_finish (&p, &g, err, sizeof err), 0);
+  ck_assert_uint_eq (g.size_bytes, 1u << 20);
+  lb_params_free (&p);
+}
+END_TEST
+
+Suite *
+params_suite (void)
+{
+  Suite *s = suite_create ("params");
+  TCase *tc = tcase_create ("params");
+
+  tcase_add_test (tc, test_all_keys);
+  tcase_add_test (tc, test_defaults);
+  tcase_add_loop_test (tc, test_errors, 0, sizeof bad / sizeof bad[0]);
+  tcase_add_test (tc, test_failed_set_changes_nothing);
+  suite_add_tcase (s, tc);
+  return s;
+}

@@ -1,0 +1,21 @@
+/* largeblock: the Check suites, one per lib/ module. */
+#ifndef LARGEBLOCK_TEST_SUITES_H
+#define LARGEBLOCK_TEST_SUITES_H
+
+#include <check.h>
+#include <stdint.h>
+
+#include "geometry.h"
+
+Suite *align_suite (void);
+Suite *geometry_suite (void);
+Suite *params_suite (void);
+Suite *ramstore_suite (void);
+Suite *slab_suite (void);
+Suite *stats_suite (void);
+
+/* A geometry the test asserts is valid (shared by the suites). */
+void test_geometry (struct lb_geometry *g, uint64_t size, uint32_t physical,
+                    uint32_t logical, uint32_t max_request);
+
+#endif
