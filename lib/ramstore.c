@@ -1,0 +1,704 @@
+/* largeblock: the sparse folio RAM store.
+ *
+ * Index: a radix tree of 512-slot nodes over folio indexes, as deep as the
+ * disk needs (one level per 9 bits of folio count: 7E of 512-byte folios
+ * is 6 levels).  Bottom-level slots point at folios; higher slots point at
+ * nodes.  Only the root exists at start, so creating any size is O(1).
+ *
+ * Locking:
+ * - Walking the tree is lock-free.  Nodes are created on demand and
+ *   published with compare-and-swap (the loser frees its copy), and are
+ *   never freed while the store lives, so a walker can never see a node
+ *   disappear.  (A node costs 4 KiB per 512 folio slots it ever held.)
+ * - Folio slots are guarded by striped read/write locks, stripe = folio
+ *   index modulo NR_STRIPES.  Readers copy out of a folio under the read
+ *   lock, so a concurrent trim cannot free it mid-copy; writes, trims and
+ *   zeros change a slot or a folio's bytes under the write lock.  A reader
+ *   that finds an empty slot needs no lock at all: the folio was absent at
+ *   that instant, and zeros are a valid answer.
+ * - No request holds two stripe locks at once, so there is no lock order.
+ * - Each stripe owns a folio allocator (slab.h) used only under that
+ *   stripe's write lock, so allocation takes no lock of its own.
+ * - Counters (allocated, peak, charged) are atomics.
+ *
+ * Memory limit: a write first counts the folios it will create and charges
+ * them all at once; if that exceeds the limit it fails with ENOSPC before
+ * touching anything.  (Only a trim racing the same write can make the
+ * write need more than it charged; then it charges one folio at a time and
+ * may stop part-way with ENOSPC, which overlapping concurrent requests
+ * allow.)
+ */
+#include <config.h>
+
+#include <assert.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ramstore.h"
+#include "slab.h"
+
+#define NODE_SHIFT 9
+#define NODE_SLOTS (1u << NODE_SHIFT)
+#define NR_STRIPES 256
+
+struct node {
+  _Atomic (void *) slot[NODE_SLOTS];
+};
+
+struct stripe {
+  pthread_rwlock_t lock;
+  struct lb_slab slab;
+} __attribute__ ((aligned (64)));
+
+struct ramstore {
+  struct lb_store store;        /* must be first */
+  const struct lb_geometry *g;
+  unsigned levels;              /* 1: the root's slots are folios */
+  struct node *root;
+  uint64_t limit_folios;        /* 0: unlimited */
+  _Atomic uint64_t charged;     /* allocated + reserved by writes */
+  _Atomic uint64_t allocated;
+  _Atomic uint64_t peak;
+  _Atomic uint64_t nr_nodes;
+  struct stripe stripes[NR_STRIPES];
+};
+
+static struct ramstore *
+to_ramstore (struct lb_store *s)
+{
+  return (struct ramstore *) s;
+}
+
+static struct stripe *
+stripe_of (struct ramstore *rs, uint64_t folio_idx)
+{
+  return &rs->stripes[folio_idx % NR_STRIPES];
+}
+
+/* Folio slots one slot at `level` spans (level 1: one folio). */
+static unsigned
+span_shift (unsigned level)
+{
+  return NODE_SHIFT * (level - 1);
+}
+
+static unsigned
+slot_in_node (uint64_t folio_idx, unsigned level)
+{
+  return (unsigned) (folio_idx >> span_shift (level)) & (NODE_SLOTS - 1);
+}
+
+/* ---- the index ---- */
+
+static struct node *
+child_or_create (struct ramstore *rs, _Atomic (void *) *slot)
+{
+  void *child = atomic_load_explicit (slot, memory_order_acquire);
+  void *expected = NULL;
+  struct node *fresh;
+
+  if (child != NULL)
+    return child;
+  fresh = calloc (1, sizeof *fresh);
+  if (fresh == NULL) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  if (atomic_compare_exchange_strong_explicit (slot, &expected, fresh,
+                                               memory_order_acq_rel,
+                                               memory_order_acquire)) {
+    atomic_fetch_add_explicit (&rs->nr_nodes, 1, memory_order_relaxed);
+    return fresh;
+  }
+  free (fresh);
+  return expected;
+}
+
+/* The bottom-level slot of folio_idx, creating nodes on the way when
+ * create is set.  NULL: absent (errno = ENOMEM if creating failed).
+ */
+static _Atomic (void *) *
+folio_slot (struct ramstore *rs, uint64_t folio_idx, bool create)
+{
+  struct node *n = rs->root;
+
+  assert (folio_idx < rs->g->nr_folios);
+  for (unsigned level = rs->levels; level > 1; level--) {
+    _Atomic (void *) *slot = &n->slot[slot_in_node (folio_idx, level)];
+
+    n = create ? child_or_create (rs, slot)
+               : atomic_load_explicit (slot, memory_order_acquire);
+    if (n == NULL)
+      return NULL;
+  }
+  return &n->slot[slot_in_node (folio_idx, 1)];
+}
+
+static bool
+folio_present (struct ramstore *rs, uint64_t folio_idx)
+{
+  _Atomic (void *) *slot = folio_slot (rs, folio_idx, false);
+
+  return slot && atomic_load_explicit (slot, memory_order_acquire);
+}
+
+/* Visit [first, last] in folio order: for each bottom node touched, fn gets
+ * its slots for the run; for each absent subtree, fn gets slots = NULL and
+ * the run it covers, without descending.  fn returns 0 to go on, 1 to
+ * stop, -1 for an error.
+ */
+typedef int (*range_fn) (struct ramstore *rs, uint64_t first, uint64_t nr,
+                         _Atomic (void *) *slots, void *opaque);
+
+static int
+walk_node (struct ramstore *rs, struct node *n, unsigned level,
+           uint64_t base, uint64_t first, uint64_t last,
+           range_fn fn, void *opaque)
+{
+  const unsigned shift = span_shift (level);
+  unsigned i = (unsigned) ((first - base) >> shift);
+  int r;
+
+  if (level == 1)
+    return fn (rs, first, last - first + 1, &n->slot[i], opaque);
+
+  for (; i < NODE_SLOTS; i++) {
+    uint64_t child_base = base + ((uint64_t) i << shift);
+    uint64_t child_last = child_base + ((uint64_t) 1 << shift) - 1;
+    uint64_t lo = first > child_base ? first : child_base;
+    uint64_t hi = last < child_last ? last : child_last;
+    struct node *child;
+
+    if (child_base > last)
+      break;
+    child = atomic_load_explicit (&n->slot[i], memory_order_acquire);
+    r = child ? walk_node (rs, child, level - 1, child_base, lo, hi,
+                           fn, opaque)
+              : fn (rs, lo, hi - lo + 1, NULL, opaque);
+    if (r != 0)
+      return r;
+  }
+  return 0;
+}
+
+static int
+walk_range (struct ramstore *rs, uint64_t first, uint64_t last,
+            range_fn fn, void *opaque)
+{
+  return walk_node (rs, rs->root, rs->levels, 0, first, last, fn, opaque);
+}
+
+static void
+free_nodes (struct node *n, unsigned level)
+{
+  if (level > 1)
+    for (unsigned i = 0; i < NODE_SLOTS; i++) {
+      struct node *child = atomic_load_explicit (&n->slot[i],
+                                                 memory_order_relaxed);
+      if (child)
+        free_nodes (child, level - 1);
+    }
+  free (n);
+}
+
+/* ---- accounting ---- */
+
+static bool
+charge (struct ramstore *rs, uint64_t nr)
+{
+  uint64_t before;
+
+  if (nr == 0)
+    return true;
+  before = atomic_fetch_add_explicit (&rs->charged, nr, memory_order_relaxed);
+  if (rs->limit_folios && before + nr > rs->limit_folios) {
+    atomic_fetch_sub_explicit (&rs->charged, nr, memory_order_relaxed);
+    return false;
+  }
+  return true;
+}
+
+static void
+uncharge (struct ramstore *rs, uint64_t nr)
+{
+  if (nr)
+    atomic_fetch_sub_explicit (&rs->charged, nr, memory_order_relaxed);
+}
+
+static void
+note_allocated (struct ramstore *rs)
+{
+  uint64_t now = atomic_fetch_add_explicit (&rs->allocated, 1,
+                                            memory_order_relaxed) + 1;
+  uint64_t peak = atomic_load_explicit (&rs->peak, memory_order_relaxed);
+
+  while (now > peak &&
+         !atomic_compare_exchange_weak_explicit (&rs->peak, &peak, now,
+                                                 memory_order_relaxed,
+                                                 memory_order_relaxed))
+    ;
+}
+
+/* Drop the folio in *slot, if any.  Caller holds the stripe write lock. */
+static void
+release_folio_locked (struct ramstore *rs, struct stripe *st,
+                      _Atomic (void *) *slot)
+{
+  void *folio = atomic_load_explicit (slot, memory_order_relaxed);
+
+  if (folio == NULL)
+    return;
+  atomic_store_explicit (slot, NULL, memory_order_release);
+  lb_slab_free (&st->slab, folio);
+  atomic_fetch_sub_explicit (&rs->allocated, 1, memory_order_relaxed);
+  uncharge (rs, 1);
+}
+
+/* ---- per-folio operations ---- */
+
+/* A piece of a request that lies in one folio. */
+struct chunk {
+  uint64_t folio_idx;
+  uint32_t in_folio;            /* byte offset inside the folio */
+  uint32_t bytes;
+};
+
+typedef int (*chunk_fn) (struct ramstore *rs, const struct chunk *c,
+                         size_t done, void *opaque);
+
+/* Split [offset, offset + count) at folio boundaries. */
+static int
+for_each_chunk (struct ramstore *rs, uint64_t offset, uint64_t count,
+                chunk_fn fn, void *opaque)
+{
+  const struct lb_geometry *g = rs->g;
+  size_t done = 0;
+
+  while (count > 0) {
+    struct chunk c = {
+      .folio_idx = lb_folio_idx (g, offset),
+      .in_folio = lb_folio_offset (g, offset),
+    };
+    uint64_t room = g->physical_bytes - c.in_folio;
+
+    c.bytes = (uint32_t) (count < room ? count : room);
+    if (fn (rs, &c, done, opaque) == -1)
+      return -1;
+    offset += c.bytes;
+    count -= c.bytes;
+    done += c.bytes;
+  }
+  return 0;
+}
+
+static int
+read_chunk (struct ramstore *rs, const struct chunk *c, size_t done,
+            void *opaque)
+{
+  char *dst = (char *) opaque + done;
+  _Atomic (void *) *slot = folio_slot (rs, c->folio_idx, false);
+  struct stripe *st;
+  char *folio;
+
+  if (slot == NULL ||
+      atomic_load_explicit (slot, memory_order_acquire) == NULL) {
+    memset (dst, 0, c->bytes);
+    return 0;
+  }
+  st = stripe_of (rs, c->folio_idx);
+  pthread_rwlock_rdlock (&st->lock);
+  folio = atomic_load_explicit (slot, memory_order_acquire);
+  if (folio)
+    memcpy (dst, folio + c->in_folio, c->bytes);
+  else
+    memset (dst, 0, c->bytes);
+  pthread_rwlock_unlock (&st->lock);
+  return 0;
+}
+
+static int
+ram_pread (struct lb_store *s, void *buf, uint32_t count, uint64_t offset)
+{
+  return for_each_chunk (to_ramstore (s), offset, count, read_chunk, buf);
+}
+
+/* State of a write (or a NO_HOLE zero: src == NULL writes zeros). */
+struct write_state {
+  const char *src;
+  uint64_t reserved;            /* folios charged in advance, unused yet */
+};
+
+static int
+count_absent_chunk (struct ramstore *rs, const struct chunk *c, size_t done,
+                    void *opaque)
+{
+  if (!folio_present (rs, c->folio_idx))
+    (*(uint64_t *) opaque)++;
+  return 0;
+}
+
+/* Charge, in one step, every folio the write will have to create. */
+static int
+reserve_for_write (struct ramstore *rs, uint64_t offset, uint64_t count,
+                   struct write_state *ws)
+{
+  uint64_t absent = 0;
+
+  ws->reserved = 0;
+  if (rs->limit_folios == 0)
+    return 0;
+  for_each_chunk (rs, offset, count, count_absent_chunk, &absent);
+  if (!charge (rs, absent)) {
+    errno = ENOSPC;
+    return -1;
+  }
+  ws->reserved = absent;
+  return 0;
+}
+
+/* A folio for an empty slot: from the reservation, else charged now. */
+static void *
+new_folio_locked (struct ramstore *rs, struct stripe *st,
+                  struct write_state *ws)
+{
+  void *folio;
+
+  if (ws->reserved > 0)
+    ws->reserved--;
+  else if (!charge (rs, 1)) {
+    errno = ENOSPC;
+    return NULL;
+  }
+  folio = lb_slab_alloc (&st->slab);
+  if (folio == NULL) {
+    uncharge (rs, 1);
+    return NULL;
+  }
+  note_allocated (rs);
+  return folio;
+}
+
+static int
+write_chunk (struct ramstore *rs, const struct chunk *c, size_t done,
+             void *opaque)
+{
+  struct write_state *ws = opaque;
+  _Atomic (void *) *slot = folio_slot (rs, c->folio_idx, true);
+  struct stripe *st = stripe_of (rs, c->folio_idx);
+  char *folio;
+  int r = 0;
+
+  if (slot == NULL)
+    return -1;
+  pthread_rwlock_wrlock (&st->lock);
+  folio = atomic_load_explicit (slot, memory_order_relaxed);
+  if (folio == NULL) {
+    folio = new_folio_locked (rs, st, ws);
+    if (folio == NULL) {
+      r = -1;
+      goto out;
+    }
+    atomic_store_explicit (slot, folio, memory_order_release);
+  }
+  if (ws->src)
+    memcpy (folio + c->in_folio, ws->src + done, c->bytes);
+  else
+    memset (folio + c->in_folio, 0, c->bytes);
+out:
+  pthread_rwlock_unlock (&st->lock);
+  return r;
+}
+
+static int
+write_range (struct ramstore *rs, const void *src, uint64_t count,
+             uint64_t offset)
+{
+  struct write_state ws = { .src = src };
+  int r, saved_errno;
+
+  if (reserve_for_write (rs, offset, count, &ws) == -1)
+    return -1;
+  r = for_each_chunk (rs, offset, count, write_chunk, &ws);
+  saved_errno = errno;
+  uncharge (rs, ws.reserved);
+  errno = saved_errno;
+  return r;
+}
+
+static int
+ram_pwrite (struct lb_store *s, const void *buf, uint32_t count,
+            uint64_t offset, bool fua)
+{
+  /* RAM has nothing to make durable: FUA is complete on return. */
+  return write_range (to_ramstore (s), buf, count, offset);
+}
+
+/* Zero part of a folio that stays allocated (a partial trim/zero end). */
+static int
+zero_part_chunk (struct ramstore *rs, const struct chunk *c, size_t done,
+                 void *opaque)
+{
+  _Atomic (void *) *slot = folio_slot (rs, c->folio_idx, false);
+  struct stripe *st = stripe_of (rs, c->folio_idx);
+  char *folio;
+
+  if (slot == NULL)
+    return 0;
+  pthread_rwlock_wrlock (&st->lock);
+  folio = atomic_load_explicit (slot, memory_order_relaxed);
+  if (folio)
+    memset (folio + c->in_folio, 0, c->bytes);
+  pthread_rwlock_unlock (&st->lock);
+  return 0;
+}
+
+static int
+release_run (struct ramstore *rs, uint64_t first, uint64_t nr,
+             _Atomic (void *) *slots, void *opaque)
+{
+  if (slots == NULL)
+    return 0;                   /* nothing allocated under here */
+  for (uint64_t i = 0; i < nr; i++) {
+    struct stripe *st;
+
+    if (atomic_load_explicit (&slots[i], memory_order_acquire) == NULL)
+      continue;
+    st = stripe_of (rs, first + i);
+    pthread_rwlock_wrlock (&st->lock);
+    release_folio_locked (rs, st, &slots[i]);
+    pthread_rwlock_unlock (&st->lock);
+  }
+  return 0;
+}
+
+/* Release every folio wholly inside [offset, offset + count) and zero the
+ * partial ends.  The disk's last folio counts as whole when the range
+ * reaches the end of the disk.
+ */
+static int
+release_range (struct ramstore *rs, uint64_t offset, uint64_t count)
+{
+  const struct lb_geometry *g = rs->g;
+  const uint64_t mask = g->physical_bytes - 1;
+  uint64_t end = offset + count;
+  uint64_t whole_start = (offset + mask) & ~mask;
+  uint64_t whole_end = end == g->size_bytes ? end : end & ~mask;
+
+  if (whole_start >= whole_end)
+    return for_each_chunk (rs, offset, count, zero_part_chunk, NULL);
+
+  if (offset < whole_start)
+    for_each_chunk (rs, offset, whole_start - offset, zero_part_chunk, NULL);
+  walk_range (rs, lb_folio_idx (g, whole_start),
+              lb_folio_idx (g, whole_end - 1), release_run, NULL);
+  if (whole_end < end)
+    for_each_chunk (rs, whole_end, end - whole_end, zero_part_chunk, NULL);
+  return 0;
+}
+
+static int
+ram_trim (struct lb_store *s, uint32_t count, uint64_t offset)
+{
+  return release_range (to_ramstore (s), offset, count);
+}
+
+static int
+ram_zero (struct lb_store *s, uint32_t count, uint64_t offset,
+          unsigned flags)
+{
+  struct ramstore *rs = to_ramstore (s);
+
+  if (flags & LB_ZERO_MAY_TRIM)
+    return release_range (rs, offset, count);
+  /* NO_HOLE: the range must stay (or become) allocated, which costs a
+   * memset of every byte: no faster than a write.
+   */
+  if (flags & LB_ZERO_FAST) {
+    errno = ENOTSUP;
+    return -1;
+  }
+  return write_range (rs, NULL, count, offset);
+}
+
+static int
+ram_flush (struct lb_store *s)
+{
+  return 0;
+}
+
+/* ---- extents ---- */
+
+struct extent_walk {
+  const struct lb_geometry *g;
+  uint64_t req_start, req_end;  /* bytes, to clip runs */
+  bool req_one;
+  bool have_run;
+  bool run_hole;
+  uint64_t run_first, run_nr;   /* folios */
+  lb_extent_fn fn;
+  void *opaque;
+};
+
+/* Report the pending run, clipped to the request.  1: stop. */
+static int
+flush_run (struct extent_walk *w)
+{
+  uint64_t start = lb_folio_to_bytes (w->g, w->run_first);
+  uint64_t end = lb_folio_to_bytes (w->g, w->run_first + w->run_nr);
+
+  if (!w->have_run)
+    return 0;
+  w->have_run = false;
+  if (start < w->req_start)
+    start = w->req_start;
+  if (end > w->req_end)
+    end = w->req_end;
+  if (w->fn (start, end - start, w->run_hole, w->opaque) == -1)
+    return -1;
+  return w->req_one ? 1 : 0;
+}
+
+static int
+add_folios (struct extent_walk *w, uint64_t first, uint64_t nr, bool hole)
+{
+  int r;
+
+  if (w->have_run && w->run_hole == hole) {
+    w->run_nr += nr;
+    return 0;
+  }
+  r = flush_run (w);
+  if (r != 0)
+    return r;
+  w->have_run = true;
+  w->run_hole = hole;
+  w->run_first = first;
+  w->run_nr = nr;
+  return 0;
+}
+
+static int
+extent_run (struct ramstore *rs, uint64_t first, uint64_t nr,
+            _Atomic (void *) *slots, void *opaque)
+{
+  struct extent_walk *w = opaque;
+  int r;
+
+  if (slots == NULL)
+    return add_folios (w, first, nr, true);
+  for (uint64_t i = 0; i < nr; i++) {
+    bool hole = atomic_load_explicit (&slots[i], memory_order_acquire)
+                == NULL;
+    r = add_folios (w, first + i, 1, hole);
+    if (r != 0)
+      return r;
+  }
+  return 0;
+}
+
+static int
+ram_extents (struct lb_store *s, uint32_t count, uint64_t offset,
+             bool req_one, lb_extent_fn fn, void *opaque)
+{
+  struct ramstore *rs = to_ramstore (s);
+  struct extent_walk w = {
+    .g = rs->g, .req_start = offset, .req_end = offset + count,
+    .req_one = req_one, .fn = fn, .opaque = opaque,
+  };
+  int r;
+
+  r = walk_range (rs, lb_folio_idx (rs->g, offset),
+                  lb_folio_idx (rs->g, offset + count - 1), extent_run, &w);
+  if (r == 0)
+    r = flush_run (&w);
+  return r == -1 ? -1 : 0;
+}
+
+/* ---- lifetime and reporting ---- */
+
+static void
+ram_usage (struct lb_store *s, struct lb_store_usage *u)
+{
+  struct ramstore *rs = to_ramstore (s);
+  uint64_t slab_meta = 0;
+
+  for (unsigned i = 0; i < NR_STRIPES; i++) {
+    pthread_rwlock_rdlock (&rs->stripes[i].lock);
+    slab_meta += lb_slab_metadata_bytes (&rs->stripes[i].slab);
+    pthread_rwlock_unlock (&rs->stripes[i].lock);
+  }
+  u->folios_allocated = atomic_load (&rs->allocated);
+  u->folios_peak = atomic_load (&rs->peak);
+  u->bytes_resident = u->folios_allocated * rs->g->physical_bytes;
+  u->metadata_bytes = (atomic_load (&rs->nr_nodes) + 1) * sizeof (struct node)
+                      + sizeof *rs + slab_meta;
+}
+
+static void
+ram_destroy (struct lb_store *s)
+{
+  struct ramstore *rs = to_ramstore (s);
+
+  free_nodes (rs->root, rs->levels);
+  for (unsigned i = 0; i < NR_STRIPES; i++) {
+    lb_slab_destroy (&rs->stripes[i].slab);
+    pthread_rwlock_destroy (&rs->stripes[i].lock);
+  }
+  free (rs);
+}
+
+static const struct lb_store_ops ramstore_ops = {
+  .name = "ram",
+  .pread = ram_pread,
+  .pwrite = ram_pwrite,
+  .trim = ram_trim,
+  .zero = ram_zero,
+  .flush = ram_flush,
+  .extents = ram_extents,
+  .usage = ram_usage,
+  .destroy = ram_destroy,
+};
+
+/* Levels needed so the root spans nr_folios. */
+static unsigned
+levels_for (uint64_t nr_folios)
+{
+  unsigned levels = 1;
+
+  while (levels * NODE_SHIFT < 64 &&
+         (nr_folios - 1) >> (levels * NODE_SHIFT) != 0)
+    levels++;
+  return levels;
+}
+
+struct lb_store *
+lb_ramstore_new (const struct lb_geometry *g, uint64_t memory_limit_bytes)
+{
+  struct ramstore *rs;
+
+  if (posix_memalign ((void **) &rs, 64, sizeof *rs) != 0) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  memset (rs, 0, sizeof *rs);
+  rs->root = calloc (1, sizeof *rs->root);
+  if (rs->root == NULL) {
+    free (rs);
+    errno = ENOMEM;
+    return NULL;
+  }
+  rs->store.ops = &ramstore_ops;
+  rs->store.geom = g;
+  rs->g = g;
+  rs->levels = levels_for (g->nr_folios);
+  rs->limit_folios = memory_limit_bytes >> g->physical_shift;
+  for (unsigned i = 0; i < NR_STRIPES; i++) {
+    pthread_rwlock_init (&rs->stripes[i].lock, NULL);
+    lb_slab_init (&rs->stripes[i].slab, g->physical_bytes);
+  }
+  return &rs->store;
+}
