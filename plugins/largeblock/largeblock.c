@@ -1,0 +1,387 @@
+/* largeblock: nbdkit plugin serving a large-block-size RAM disk.
+ *
+ * Thin glue: each callback checks the request against the geometry and
+ * the alignment policy (lib/align), counts it (lib/stats), and forwards it
+ * to the store (lib/ramstore), turning lib errors into nbdkit_error() and
+ * the errno the client must see.
+ *
+ * Thread model PARALLEL.  The globals below are written only during
+ * configuration (load, config, config_complete), before any connection,
+ * and read-only afterwards; the store and the counters are thread-safe.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include "align.h"
+#include "geometry.h"
+#include "params.h"
+#include "ramstore.h"
+#include "stats.h"
+
+#define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
+
+static struct lb_params params;
+static struct lb_geometry geom;
+static struct lb_store *store;
+static struct lb_stats stats;
+static char *statsfile_path;    /* absolute: nbdkit may chdir("/") */
+
+static void
+largeblock_load (void)
+{
+  lb_params_init (&params);
+  lb_stats_init (&stats);
+}
+
+static void
+write_statsfile (void)
+{
+  struct lb_store_usage usage;
+  char tmp[4096];
+  FILE *fp;
+
+  store->ops->usage (store, &usage);
+  /* Write aside and rename, so a reader never sees half a file. */
+  snprintf (tmp, sizeof tmp, "%s.tmp", statsfile_path);
+  fp = fopen (tmp, "w");
+  if (fp == NULL) {
+    nbdkit_error ("largeblock: statsfile %s: %m", tmp);
+    return;
+  }
+  if (lb_stats_write_json (fp, &geom, lb_misaligned_policy_name
+                           (params.misaligned), &usage, &stats) == -1 ||
+      fclose (fp) == EOF) {
+    nbdkit_error ("largeblock: statsfile %s: %m", tmp);
+    unlink (tmp);
+    return;
+  }
+  if (rename (tmp, statsfile_path) == -1)
+    nbdkit_error ("largeblock: statsfile %s: %m", statsfile_path);
+}
+
+static void
+largeblock_unload (void)
+{
+  if (store) {
+    if (statsfile_path)
+      write_statsfile ();
+    store->ops->destroy (store);
+  }
+  free (statsfile_path);
+  lb_params_free (&params);
+}
+
+static int
+largeblock_config (const char *key, const char *value)
+{
+  char err[256];
+
+  if (lb_params_set (&params, key, value, err, sizeof err) == -1) {
+    nbdkit_error ("largeblock: %s", err);
+    return -1;
+  }
+  return 0;
+}
+
+/* Fail at startup, not at exit, if the statistics cannot be written. */
+static int
+prepare_statsfile (void)
+{
+  FILE *fp;
+
+  if (params.statsfile == NULL)
+    return 0;
+  statsfile_path = nbdkit_absolute_path (params.statsfile);
+  if (statsfile_path == NULL)
+    return -1;
+  fp = fopen (statsfile_path, "a");
+  if (fp == NULL) {
+    nbdkit_error ("largeblock: statsfile %s cannot be written: %m",
+                  params.statsfile);
+    return -1;
+  }
+  fclose (fp);
+  return 0;
+}
+
+static int
+largeblock_config_complete (void)
+{
+  char err[256];
+
+  if (lb_params_finish (&params, &geom, err, sizeof err) == -1) {
+    nbdkit_error ("largeblock: %s", err);
+    return -1;
+  }
+  if (prepare_statsfile () == -1)
+    return -1;
+  store = lb_ramstore_new (&geom, params.memory_limit_bytes);
+  if (store == NULL) {
+    nbdkit_error ("largeblock: cannot create the RAM store: %m");
+    return -1;
+  }
+  nbdkit_debug ("largeblock: size %" PRIu64 ", blksize %" PRIu32
+                ", logical-blksize %" PRIu32 ", max-request %" PRIu32
+                ", misaligned=%s, memory-limit %" PRIu64,
+                geom.size_bytes, geom.physical_bytes, geom.logical_bytes,
+                geom.max_request_bytes,
+                lb_misaligned_policy_name (params.misaligned),
+                params.memory_limit_bytes);
+  return 0;
+}
+
+#define largeblock_config_help \
+  "[size=]<SIZE>            (required) Virtual size, e.g. 512M, 1T, 7E.\n" \
+  "blksize=<N>              Physical block (folio) size, default 4096.\n" \
+  "logical-blksize=<N>      Logical block size, default 512.\n" \
+  "max-request=<N>          Largest read/write, default 32M.\n" \
+  "misaligned=error|allow   Misaligned requests: EINVAL (default) or serve.\n" \
+  "memory-limit=<SIZE>      Cap on folio memory (default: unlimited).\n" \
+  "statsfile=<PATH>         Write JSON statistics here at exit."
+
+static void
+largeblock_dump_plugin (void)
+{
+  printf ("largeblock_size_max=%" PRIu64 "\n", LB_SIZE_MAX_BYTES);
+  printf ("largeblock_blksize_min=%u\n", LB_BLKSIZE_MIN_BYTES);
+  printf ("largeblock_blksize_max=%u\n", LB_BLKSIZE_MAX_BYTES);
+  printf ("largeblock_logical_blksize_min=%u\n", LB_LOGICAL_MIN_BYTES);
+  printf ("largeblock_logical_blksize_max=%u\n", LB_LOGICAL_MAX_BYTES);
+  printf ("largeblock_max_request_max=%u\n", LB_MAX_REQUEST_MAX_BYTES);
+  printf ("largeblock_misaligned=error,allow\n");
+}
+
+static void *
+largeblock_open (int readonly)
+{
+  return NBDKIT_HANDLE_NOT_NEEDED;
+}
+
+static int64_t
+largeblock_get_size (void *handle)
+{
+  return (int64_t) geom.size_bytes;
+}
+
+static int
+largeblock_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
+                       uint32_t *maximum)
+{
+  *minimum = geom.logical_bytes;
+  *preferred = geom.physical_bytes;
+  *maximum = geom.max_request_bytes;
+  return 0;
+}
+
+static const char *
+largeblock_export_description (void *handle)
+{
+  return nbdkit_printf_intern ("largeblock RAM disk: %" PRIu64 " bytes, "
+                               "logical block %" PRIu32 " bytes, physical "
+                               "block %" PRIu32 " bytes", geom.size_bytes,
+                               geom.logical_bytes, geom.physical_bytes);
+}
+
+static int
+largeblock_true (void *handle)
+{
+  return 1;
+}
+
+static int
+largeblock_false (void *handle)
+{
+  return 0;
+}
+
+static int
+largeblock_can_fua (void *handle)
+{
+  return NBDKIT_FUA_NATIVE;
+}
+
+static int
+largeblock_can_cache (void *handle)
+{
+  return NBDKIT_CACHE_NATIVE;
+}
+
+/* Count a request and apply the geometry and alignment policy.  Returns 0
+ * to serve it, or -1 having set the client's errno (EINVAL).
+ */
+static int
+admit (enum lb_req_type type, uint32_t count, uint64_t offset)
+{
+  enum lb_align_class c = lb_align_classify (&geom, type, offset, count);
+  char why[256];
+
+  if (c == LB_ALIGN_OK)
+    return 0;
+  if (lb_align_is_misaligned (c)) {
+    lb_stats_count_misaligned (&stats, type);
+    if (params.misaligned == LB_MISALIGNED_ALLOW)
+      return 0;
+  }
+  lb_stats_count (&stats, type, 0);
+  lb_stats_count_error (&stats, type);
+  nbdkit_error ("largeblock: %s", lb_align_describe (&geom, type, offset,
+                                                     count, c, why,
+                                                     sizeof why));
+  nbdkit_set_error (EINVAL);
+  return -1;
+}
+
+/* Finish a served request: count it, and report the store's error. */
+static int
+finish (enum lb_req_type type, int r, uint32_t count, uint64_t offset)
+{
+  int err = errno;
+
+  if (r == 0) {
+    lb_stats_count (&stats, type, count);
+    return 0;
+  }
+  lb_stats_count (&stats, type, 0);
+  lb_stats_count_error (&stats, type);
+  if (err != ENOTSUP)
+    nbdkit_error ("largeblock: %s of %" PRIu32 " bytes at offset %" PRIu64
+                  ": %s", lb_req_type_name (type), count, offset,
+                  strerror (err));
+  nbdkit_set_error (err);
+  return -1;
+}
+
+static int
+largeblock_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
+                  uint32_t flags)
+{
+  if (admit (LB_REQ_READ, count, offset) == -1)
+    return -1;
+  return finish (LB_REQ_READ, store->ops->pread (store, buf, count, offset),
+                 count, offset);
+}
+
+static int
+largeblock_pwrite (void *handle, const void *buf, uint32_t count,
+                   uint64_t offset, uint32_t flags)
+{
+  bool fua = flags & NBDKIT_FLAG_FUA;
+
+  if (admit (LB_REQ_WRITE, count, offset) == -1)
+    return -1;
+  return finish (LB_REQ_WRITE, store->ops->pwrite (store, buf, count, offset,
+                                                   fua),
+                 count, offset);
+}
+
+static int
+largeblock_trim (void *handle, uint32_t count, uint64_t offset,
+                 uint32_t flags)
+{
+  if (admit (LB_REQ_TRIM, count, offset) == -1)
+    return -1;
+  return finish (LB_REQ_TRIM, store->ops->trim (store, count, offset),
+                 count, offset);
+}
+
+static int
+largeblock_zero (void *handle, uint32_t count, uint64_t offset,
+                 uint32_t flags)
+{
+  unsigned zflags = 0;
+
+  if (flags & NBDKIT_FLAG_MAY_TRIM)
+    zflags |= LB_ZERO_MAY_TRIM;
+  if (flags & NBDKIT_FLAG_FAST_ZERO)
+    zflags |= LB_ZERO_FAST;
+  if (admit (LB_REQ_ZERO, count, offset) == -1)
+    return -1;
+  return finish (LB_REQ_ZERO, store->ops->zero (store, count, offset, zflags),
+                 count, offset);
+}
+
+static int
+largeblock_flush (void *handle, uint32_t flags)
+{
+  return finish (LB_REQ_FLUSH, store->ops->flush (store), 0, 0);
+}
+
+/* RAM is as close as data gets: cache only checks the request. */
+static int
+largeblock_cache (void *handle, uint32_t count, uint64_t offset,
+                  uint32_t flags)
+{
+  if (admit (LB_REQ_CACHE, count, offset) == -1)
+    return -1;
+  return finish (LB_REQ_CACHE, 0, count, offset);
+}
+
+static int
+add_extent (uint64_t offset, uint64_t length, bool hole, void *opaque)
+{
+  uint32_t type = hole ? NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO : 0;
+
+  return nbdkit_add_extent (opaque, offset, length, type);
+}
+
+static int
+largeblock_extents (void *handle, uint32_t count, uint64_t offset,
+                    uint32_t flags, struct nbdkit_extents *extents)
+{
+  bool req_one = flags & NBDKIT_FLAG_REQ_ONE;
+
+  if (admit (LB_REQ_EXTENTS, count, offset) == -1)
+    return -1;
+  return finish (LB_REQ_EXTENTS,
+                 store->ops->extents (store, count, offset, req_one,
+                                      add_extent, extents),
+                 count, offset);
+}
+
+static struct nbdkit_plugin plugin = {
+  .name               = "largeblock",
+  .longname           = "largeblock large-block-size RAM disk",
+  .version            = PACKAGE_VERSION,
+  .description        = "RAM disk with large logical and physical blocks "
+                        "for testing Linux LBS",
+  .load               = largeblock_load,
+  .unload             = largeblock_unload,
+  .config             = largeblock_config,
+  .config_complete    = largeblock_config_complete,
+  .config_help        = largeblock_config_help,
+  .magic_config_key   = "size",
+  .dump_plugin        = largeblock_dump_plugin,
+  .open               = largeblock_open,
+  .get_size           = largeblock_get_size,
+  .block_size         = largeblock_block_size,
+  .export_description = largeblock_export_description,
+  .can_write          = largeblock_true,
+  .can_flush          = largeblock_true,
+  .is_rotational      = largeblock_false,
+  .can_trim           = largeblock_true,
+  .can_zero           = largeblock_true,
+  .can_fast_zero      = largeblock_true,
+  .can_fua            = largeblock_can_fua,
+  .can_multi_conn     = largeblock_true,
+  .can_extents        = largeblock_true,
+  .can_cache          = largeblock_can_cache,
+  .pread              = largeblock_pread,
+  .pwrite             = largeblock_pwrite,
+  .trim               = largeblock_trim,
+  .zero               = largeblock_zero,
+  .flush              = largeblock_flush,
+  .cache              = largeblock_cache,
+  .extents            = largeblock_extents,
+  .errno_is_preserved = 1,
+};
+
+NBDKIT_REGISTER_PLUGIN (plugin)
