@@ -1,0 +1,64 @@
+# largeblock: shared helpers for the shell tests (sourced).
+#
+# Tests run under automake with LARGEBLOCK_PLUGIN, NBDKIT and PYTHON_NBD
+# set by Makefile.am.  Every test that starts something registers its
+# cleanup with cleanup_fn, which runs on any exit, including failures and
+# signals; servers are stopped by the PID we started, never by name.
+
+set -u
+
+: "${LARGEBLOCK_PLUGIN:?run through make check}"
+: "${NBDKIT:=nbdkit}"
+: "${PYTHON_NBD:=/usr/bin/python3}"
+
+# nbdsh from Debian runs "python3 -m nbd"; make sure it is the Python that
+# has the bindings, whatever python3 is first on PATH.
+nbdsh () { "$PYTHON_NBD" -m nbd "$@"; }
+
+_cleanup_fns=()
+cleanup_fn () { _cleanup_fns+=("$*"); }
+_run_cleanups () {
+    local status=$? i
+    for (( i=${#_cleanup_fns[@]}-1; i>=0; i-- )); do
+        eval "${_cleanup_fns[$i]}" || :
+    done
+    exit "$status"
+}
+trap _run_cleanups EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+fail () { echo "FAIL: $*" >&2; exit 1; }
+skip () { echo "SKIP: $*"; exit 77; }
+requires () { command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"; }
+
+# A private directory removed on exit.
+tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/lbtest.XXXXXX")
+cleanup_fn rm -rf "$tmpdir"
+
+# start_server NAME PARAM...: nbdkit in the background on
+# $tmpdir/NAME.sock with pid file $tmpdir/NAME.pid; stopped on exit.
+start_server () {
+    local name=$1; shift
+    local sock="$tmpdir/$name.sock" pidfile="$tmpdir/$name.pid" i
+    "$NBDKIT" -f -U "$sock" -P "$pidfile" "$LARGEBLOCK_PLUGIN" "$@" \
+        2>"$tmpdir/$name.err" &
+    local pid=$!
+    cleanup_fn stop_server "$pid"
+    for (( i=0; i<3000; i++ )); do
+        [ -s "$pidfile" ] && return 0
+        kill -0 "$pid" 2>/dev/null || {
+            cat "$tmpdir/$name.err" >&2; fail "nbdkit $name did not start"; }
+        sleep 0.01
+    done
+    fail "nbdkit $name did not start in 30 s"
+}
+
+stop_server () {
+    local pid=$1
+    kill -0 "$pid" 2>/dev/null || return 0
+    kill -TERM "$pid"
+    wait "$pid" 2>/dev/null || :
+}
+
+uri_of () { echo "nbd+unix:///?socket=$tmpdir/$1.sock"; }

@@ -1,0 +1,185 @@
+"""Shared helpers for largeblock's Python integration tests.
+
+A test starts the just-built plugin under nbdkit in the foreground on a
+private Unix socket (Server), talks to it with libnbd with the client's own
+strictness switched off (so the *server* has to refuse bad requests), and
+always stops the server it started -- and only that one -- on the way out.
+Exit status follows automake: 0 pass, 1 fail, 77 skip.
+"""
+import errno
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import nbd
+
+PLUGIN = os.environ.get("LARGEBLOCK_PLUGIN")
+NBDKIT = os.environ.get("NBDKIT", "nbdkit")
+
+if not PLUGIN or not os.path.exists(PLUGIN):
+    sys.exit("LARGEBLOCK_PLUGIN is not set or missing: "
+             "run through 'make check'")
+
+
+def skip(reason):
+    print("SKIP:", reason)
+    sys.exit(77)
+
+
+def require(program):
+    if shutil.which(program) is None:
+        skip(program + " is not installed")
+
+
+class Server:
+    """nbdkit + largeblock in the foreground; a context manager."""
+
+    def __init__(self, *params, start_timeout=30):
+        self.dir = tempfile.mkdtemp(prefix="lbtest.")
+        self.socket = os.path.join(self.dir, "sock")
+        self.pidfile = os.path.join(self.dir, "pid")
+        self.errlog = os.path.join(self.dir, "stderr")
+        self.params = [str(p) for p in params]
+        self.handles = []
+        verbose = ["-v"] if os.environ.get("LB_VERBOSE") else []
+        cmd = [NBDKIT, "-f"] + verbose + [
+            "-U", self.socket, "-P", self.pidfile, PLUGIN] + self.params
+        with open(self.errlog, "w") as err:
+            self.proc = subprocess.Popen(cmd, stderr=err,
+                                         stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + start_timeout
+        while not os.path.exists(self.pidfile):
+            if self.proc.poll() is not None:
+                self.stop()
+                raise RuntimeError("nbdkit exited with %d: %s" %
+                                   (self.proc.returncode, self.stderr()))
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("nbdkit did not start")
+            time.sleep(0.01)
+        self.uri = "nbd+unix:///?socket=" + self.socket
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def stderr(self):
+        with open(self.errlog) as f:
+            return f.read()
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def rss_kib(self):
+        with open("/proc/%d/status" % self.pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        raise RuntimeError("no VmRSS")
+
+    def connect(self, strict=False):
+        h = nbd.NBD()
+        if not strict:
+            h.set_strict_mode(0)
+        h.add_meta_context(nbd.CONTEXT_BASE_ALLOCATION)
+        h.connect_unix(self.socket)
+        self.handles.append(h)
+        return h
+
+    def stop(self):
+        """SIGTERM our own nbdkit and wait; returns its exit status.
+
+        Our clients hang up first: nbdkit 1.32 waits for connected
+        clients before it acts on SIGTERM.
+        """
+        for h in self.handles:
+            close(h)
+        self.handles = []
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.dir and os.path.isdir(self.dir):
+            self.last_stderr = self.stderr()
+            shutil.rmtree(self.dir, ignore_errors=True)
+        return self.proc.returncode
+
+
+def expect_errno(expected, what, fn, *args):
+    """fn(*args) must fail with errno `expected`; `what` names the call.
+
+    Compares e.errnum: libnbd 1.14's Python e.errno is the symbolic name.
+    """
+    try:
+        fn(*args)
+    except nbd.Error as e:
+        if e.errnum != expected:
+            raise AssertionError("%s: expected %s, got %s (%s)" % (
+                what, errno.errorcode[expected],
+                errno.errorcode.get(e.errnum, e.errnum), e.string))
+        return e
+    raise AssertionError("%s: succeeded, expected %s" % (
+        what, errno.errorcode[expected]))
+
+
+def close(h):
+    """Disconnect cleanly: nbdkit 1.32 does not act on SIGTERM while a
+    client that has issued a request keeps its connection open (and a
+    server killed instead writes no statsfile)."""
+    try:
+        h.shutdown()
+    except nbd.Error:
+        pass
+
+
+def extents(h, count, offset, flags=0):
+    """base:allocation as a list of (offset, length, flags)."""
+    out = []
+
+    def cb(metacontext, off, entries, err):
+        if metacontext != nbd.CONTEXT_BASE_ALLOCATION:
+            return 0
+        pos = off
+        for i in range(0, len(entries), 2):
+            out.append((pos, entries[i], entries[i + 1]))
+            pos += entries[i]
+        return 0
+
+    h.block_status(count, offset, cb, flags)
+    return out
+
+
+def read_stats(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def pattern(length, seed):
+    """Deterministic pseudo-random bytes: misplaced data never matches."""
+    return random.Random(seed).randbytes(length)
+
+
+def run(main):
+    """Run a test's main(); an AssertionError is a FAIL with its message."""
+    try:
+        main()
+    except AssertionError as e:
+        print("FAIL:", e)
+        sys.exit(1)
+    print("PASS")
+    sys.exit(0)

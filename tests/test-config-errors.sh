@@ -1,0 +1,140 @@
+#!/bin/bash
+# largeblock: every invalid startup configuration in the SPEC is refused
+# before anything is served -- nbdkit exits non-zero (not by a signal), the
+# --run command never runs -- and stderr carries exactly one
+# "largeblock: ..." line naming the parameter, the value and the rule.
+# The valid extremes (7E, 2^63-64k with 64k blocks, blksize=32M,
+# 64k/64k, and the magic "nbdkit largeblock 1G" form) do start, and the
+# export they serve has the size and block sizes asked for.
+source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
+
+marker="$tmpdir/served"
+nr_checked=0
+
+# refused 'ARGS' 'MESSAGE': start with ARGS (word-split), expect refusal
+# with exactly one largeblock line containing MESSAGE.
+refused () {
+    local args=$1 want=$2 rc lines
+    rm -f "$marker"
+    # shellcheck disable=SC2086
+    "$NBDKIT" -U - "$LARGEBLOCK_PLUGIN" $args --run "touch '$marker'" \
+        </dev/null >"$tmpdir/out" 2>"$tmpdir/err" && rc=0 || rc=$?
+    [ "$rc" -ne 0 ] ||
+        fail "'$args' was accepted (expected: $want)"
+    [ "$rc" -lt 128 ] || {
+        cat "$tmpdir/err" >&2; fail "'$args' killed nbdkit by a signal ($rc)"; }
+    [ ! -e "$marker" ] ||
+        fail "'$args' served before refusing (the --run command ran)"
+    lines=$(grep -c 'largeblock: ' "$tmpdir/err" || :)
+    [ "$lines" -eq 1 ] || {
+        cat "$tmpdir/err" >&2
+        fail "'$args': expected exactly one 'largeblock: ' line, got $lines"; }
+    grep 'largeblock: ' "$tmpdir/err" | grep -qF -- "$want" || {
+        cat "$tmpdir/err" >&2
+        fail "'$args': message does not contain: $want"; }
+    nr_checked=$((nr_checked + 1))
+}
+
+# --- size ---
+refused "blksize=4k"                "size is required (e.g. size=512M)"
+refused "size=0"                    "size 0 must be greater than zero"
+refused "size=1000"                 "size 1000 is not a multiple of logical-blksize 512 (the default)"
+refused "size=20k logical-blksize=16k blksize=16k" \
+                                    "size 20k is not a multiple of logical-blksize 16k"
+refused "size=8E"                   "size 8E exceeds the maximum 9223372036854775807 (2^63-1)"
+refused "size=9223372036854775808"  "size 9223372036854775808 exceeds the maximum 9223372036854775807"
+refused "size=18446744073709551616" "size 18446744073709551616 exceeds the maximum"
+refused "size=1Q"                   "size 1Q has an unknown suffix 'Q'"
+refused "size=1MB"                  "size 1MB has an unknown suffix 'MB'"
+refused "size=-1"                   "size -1 is negative"
+refused "size=abc"                  "size abc is not a size"
+refused "size="                     "size is empty"
+
+# --- blksize ---
+refused "size=1M blksize=3000"      "blksize 3000 is not a power of two"
+refused "size=1M blksize=256"       "blksize 256 is below the minimum 512"
+refused "size=1M blksize=64M"       "blksize 64M is above the maximum 33554432"
+refused "size=1M blksize=0"         "blksize 0 is not a power of two"
+
+# --- logical-blksize ---
+refused "size=1M logical-blksize=3000" \
+                                    "logical-blksize 3000 is not a power of two"
+refused "size=1M logical-blksize=256" \
+                                    "logical-blksize 256 is below the minimum 512"
+refused "size=1M logical-blksize=128k blksize=128k" \
+                                    "logical-blksize 128k is above the maximum 65536"
+refused "size=1M logical-blksize=16k blksize=8k" \
+                                    "logical-blksize 16k is larger than blksize 8k"
+refused "size=1M logical-blksize=8k" \
+                                    "logical-blksize 8k is larger than blksize 4096 (the default)"
+
+# --- max-request ---
+refused "size=1M max-request=1000"  "max-request 1000 is not a multiple of logical-blksize 512 (the default)"
+refused "size=1M logical-blksize=4k max-request=6k blksize=4k" \
+                                    "max-request 6k is not a multiple of logical-blksize 4k"
+refused "size=1M max-request=2k"    "max-request 2k is smaller than blksize 4096 (the default)"
+refused "size=1M blksize=64k max-request=32k" \
+                                    "max-request 32k is smaller than blksize 64k"
+refused "size=1M max-request=128M"  "max-request 128M is above the maximum"
+
+# --- misaligned, memory-limit, statsfile ---
+refused "size=1M misaligned=maybe"  "misaligned maybe is not one of: error, allow"
+refused "size=1M memory-limit=1k"   "memory-limit 1k is smaller than blksize 4096"
+refused "size=1M blksize=64k memory-limit=96k" \
+                                    "memory-limit 96k is not a multiple of blksize 65536"
+refused "size=1M statsfile=$tmpdir/no-such-dir/stats.json" \
+                                    "statsfile $tmpdir/no-such-dir/stats.json cannot be written"
+[ ! -e "$tmpdir/no-such-dir" ] || fail "the statsfile's directory was created"
+refused "size=1M statsfile="        "statsfile is empty"
+refused "size=1M memory-limit=lots" "memory-limit lots is not a size"
+refused "size=1M blksize=4x"        "blksize 4x has an unknown suffix 'x'"
+
+# --- unknown and repeated keys ---
+refused "size=1M foo=bar"           "unknown parameter 'foo'"
+refused "size=1M blocksize=4k"      "unknown parameter 'blocksize'"
+refused "size=1M size=2M"           "size given twice (size=1M and size=2M)"
+refused "1M size=2M"                "size given twice (size=1M and size=2M)"
+refused "size=1M blksize=4k blksize=8k" \
+                                    "blksize given twice (blksize=4k and blksize=8k)"
+
+# started 'ARGS' SIZE MIN PREF MAX: ARGS start; the served export has
+# that size and those block sizes, and its last logical block reads as
+# zeros.
+started () {
+    local args=$1 size=$2 min=$3 pref=$4 max=$5 rc
+    cat >"$tmpdir/check.py" <<EOF
+import nbd, os, sys
+h = nbd.NBD()
+h.connect_uri(sys.argv[1])
+got = (h.get_size(), h.get_block_size(nbd.SIZE_MINIMUM),
+       h.get_block_size(nbd.SIZE_PREFERRED),
+       h.get_block_size(nbd.SIZE_MAXIMUM))
+want = ($size, $min, $pref, $max)
+if got != want:
+    sys.exit("got (size, min, preferred, max) %r, want %r" % (got, want))
+if h.pread($min, $size - $min) != bytes($min):
+    sys.exit("the last block does not read as zeros")
+h.shutdown()
+EOF
+    # shellcheck disable=SC2086
+    "$NBDKIT" -U - "$LARGEBLOCK_PLUGIN" $args \
+        --run "'$PYTHON_NBD' '$tmpdir/check.py' \"\$uri\"" \
+        </dev/null >"$tmpdir/out" 2>"$tmpdir/err" && rc=0 || rc=$?
+    [ "$rc" -eq 0 ] || {
+        cat "$tmpdir/out" "$tmpdir/err" >&2
+        fail "'$args' did not start and serve correctly (exit $rc)"; }
+    ! grep -q 'largeblock: ' "$tmpdir/err" || {
+        cat "$tmpdir/err" >&2; fail "'$args' printed an error"; }
+    nr_checked=$((nr_checked + 1))
+}
+
+started "size=7E" 8070450532247928832 512 4096 33554432
+started "size=9223372036854710272 logical-blksize=64k blksize=64k" \
+    9223372036854710272 65536 65536 33554432
+started "size=64M blksize=32M" 67108864 512 33554432 33554432
+started "size=1M logical-blksize=64k blksize=64k" 1048576 65536 65536 33554432
+started "1G" 1073741824 512 4096 33554432
+started "1M logical-blksize=4k blksize=16k max-request=64M" \
+    1048576 4096 16384 67108864
+
+echo "PASS: $nr_checked configurations checked"
