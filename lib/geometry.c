@@ -10,25 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "error.h"
 #include "geometry.h"
 
-static int
-fail (int err_no, char *err, size_t errlen, const char *fmt, ...)
-  __attribute__ ((format (printf, 4, 5)));
-
-static int
-fail (int err_no, char *err, size_t errlen, const char *fmt, ...)
-{
-  va_list ap;
-
-  if (err && errlen) {
-    va_start (ap, fmt);
-    vsnprintf (err, errlen, fmt, ap);
-    va_end (ap);
-  }
-  errno = err_no;
-  return -1;
-}
 
 /* log2 of the multiplier for a size suffix, or -1 if unknown. */
 static int
@@ -56,18 +40,18 @@ lb_parse_size (const char *param, const char *str, uint64_t *bytes,
   int shift = 0;
 
   if (*p == '\0')
-    return fail (EINVAL, err, errlen, "%s is empty (expected a size such "
+    return lb_fail (EINVAL, err, errlen, "%s is empty (expected a size such "
                  "as 512M)", param);
   if (*p == '-')
-    return fail (EINVAL, err, errlen, "%s %s is negative", param, str);
+    return lb_fail (EINVAL, err, errlen, "%s %s is negative", param, str);
   if (*p < '0' || *p > '9')
-    return fail (EINVAL, err, errlen, "%s %s is not a size (expected "
+    return lb_fail (EINVAL, err, errlen, "%s %s is not a size (expected "
                  "digits with an optional suffix, e.g. 512M)", param, str);
 
   for (; *p >= '0' && *p <= '9'; p++) {
     unsigned digit = (unsigned) (*p - '0');
     if (value > (LB_SIZE_MAX_BYTES - digit) / 10)
-      return fail (ERANGE, err, errlen, "%s %s exceeds the maximum %"
+      return lb_fail (ERANGE, err, errlen, "%s %s exceeds the maximum %"
                    PRIu64 " (2^63-1)", param, str, LB_SIZE_MAX_BYTES);
     value = value * 10 + digit;
   }
@@ -75,11 +59,11 @@ lb_parse_size (const char *param, const char *str, uint64_t *bytes,
   if (*p != '\0') {
     shift = suffix_shift (*p);
     if (shift < 0 || p[1] != '\0')
-      return fail (EINVAL, err, errlen, "%s %s has an unknown suffix '%s' "
+      return lb_fail (EINVAL, err, errlen, "%s %s has an unknown suffix '%s' "
                    "(use b, s, k, M, G, T, P or E)", param, str, p);
   }
   if (value > (LB_SIZE_MAX_BYTES >> shift))
-    return fail (ERANGE, err, errlen, "%s %s exceeds the maximum %" PRIu64
+    return lb_fail (ERANGE, err, errlen, "%s %s exceeds the maximum %" PRIu64
                  " (2^63-1)", param, str, LB_SIZE_MAX_BYTES);
 
   *bytes = value << shift;
@@ -116,13 +100,13 @@ check_block_size (const char *param, const char *typed, uint64_t value,
   const char *s = shown (typed, value, v, sizeof v);
 
   if (!lb_is_power_of_2 (value))
-    return fail (EINVAL, err, errlen, "%s %s is not a power of two",
+    return lb_fail (EINVAL, err, errlen, "%s %s is not a power of two",
                  param, s);
   if (value < min)
-    return fail (EINVAL, err, errlen, "%s %s is below the minimum %" PRIu64,
+    return lb_fail (EINVAL, err, errlen, "%s %s is below the minimum %" PRIu64,
                  param, s, min);
   if (value > max)
-    return fail (EINVAL, err, errlen, "%s %s is above the maximum %" PRIu64,
+    return lb_fail (EINVAL, err, errlen, "%s %s is above the maximum %" PRIu64,
                  param, s, max);
   return 0;
 }
@@ -142,7 +126,7 @@ check_block_sizes (const struct lb_geometry_request *r, char *err,
                         err, errlen) == -1)
     return -1;
   if (r->logical_bytes > r->physical_bytes)
-    return fail (EINVAL, err, errlen, "logical-blksize %s is larger than "
+    return lb_fail (EINVAL, err, errlen, "logical-blksize %s is larger than "
                  "blksize %s",
                  shown (r->logical_str, r->logical_bytes, v1, sizeof v1),
                  shown (r->physical_str, r->physical_bytes, v2, sizeof v2));
@@ -158,15 +142,15 @@ check_max_request (const struct lb_geometry_request *r, char *err,
                          v1, sizeof v1);
 
   if (r->max_request_bytes % r->logical_bytes != 0)
-    return fail (EINVAL, err, errlen, "max-request %s is not a multiple of "
+    return lb_fail (EINVAL, err, errlen, "max-request %s is not a multiple of "
                  "logical-blksize %s", s,
                  shown (r->logical_str, r->logical_bytes, v2, sizeof v2));
   if (r->max_request_bytes < r->physical_bytes)
-    return fail (EINVAL, err, errlen, "max-request %s is smaller than "
+    return lb_fail (EINVAL, err, errlen, "max-request %s is smaller than "
                  "blksize %s", s,
                  shown (r->physical_str, r->physical_bytes, v2, sizeof v2));
   if (r->max_request_bytes > LB_MAX_REQUEST_MAX_BYTES)
-    return fail (EINVAL, err, errlen, "max-request %s is above the maximum "
+    return lb_fail (EINVAL, err, errlen, "max-request %s is above the maximum "
                  "%u (the largest request nbdkit accepts)", s,
                  LB_MAX_REQUEST_MAX_BYTES);
   return 0;
@@ -178,15 +162,15 @@ check_size (const struct lb_geometry_request *r, char *err, size_t errlen)
   char v[64];
 
   if (r->size_str == NULL)
-    return fail (EINVAL, err, errlen, "size is required (e.g. size=512M)");
+    return lb_fail (EINVAL, err, errlen, "size is required (e.g. size=512M)");
   if (r->size_bytes == 0)
-    return fail (EINVAL, err, errlen, "size %s must be greater than zero",
+    return lb_fail (EINVAL, err, errlen, "size %s must be greater than zero",
                  r->size_str);
   if (r->size_bytes > LB_SIZE_MAX_BYTES)
-    return fail (EINVAL, err, errlen, "size %s exceeds the maximum %"
+    return lb_fail (EINVAL, err, errlen, "size %s exceeds the maximum %"
                  PRIu64 " (2^63-1)", r->size_str, LB_SIZE_MAX_BYTES);
   if (r->size_bytes % r->logical_bytes != 0)
-    return fail (EINVAL, err, errlen, "size %s is not a multiple of "
+    return lb_fail (EINVAL, err, errlen, "size %s is not a multiple of "
                  "logical-blksize %s", r->size_str,
                  shown (r->logical_str, r->logical_bytes, v, sizeof v));
   return 0;

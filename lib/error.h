@@ -1,0 +1,19 @@
+/* largeblock: how lib/ reports an error.
+ *
+ * Every lib function that can fail returns -1 (or NULL) with errno set to
+ * what a client or caller should see, and writes one line naming the
+ * parameter, the value and the rule into a caller's buffer.  lb_fail does
+ * both.  No state; safe from any thread.
+ */
+#ifndef LARGEBLOCK_ERROR_H
+#define LARGEBLOCK_ERROR_H
+
+#include <stddef.h>
+
+/* Format the message into err (if err is not NULL and errlen > 0), set
+ * errno = errnum, return -1.
+ */
+int lb_fail (int errnum, char *err, size_t errlen, const char *fmt, ...)
+  __attribute__ ((format (printf, 4, 5)));
+
+#endif /* LARGEBLOCK_ERROR_H */
