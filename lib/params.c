@@ -2,11 +2,14 @@
 #include <config.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "error.h"
 #include "params.h"
 
 enum param_key {
@@ -17,6 +20,8 @@ enum param_key {
   KEY_MISALIGNED,
   KEY_MEMORY_LIMIT,
   KEY_STATSFILE,
+  KEY_FILE,
+  KEY_DIRECT,
   KEY__COUNT
 };
 
@@ -28,23 +33,12 @@ static const char *const key_names[KEY__COUNT] = {
   [KEY_MISALIGNED] = "misaligned",
   [KEY_MEMORY_LIMIT] = "memory-limit",
   [KEY_STATSFILE] = "statsfile",
+  [KEY_FILE] = "file",
+  [KEY_DIRECT] = "direct",
 };
 
-static int
-fail (char *err, size_t errlen, const char *fmt, ...)
-  __attribute__ ((format (printf, 3, 4)));
-
-static int
-fail (char *err, size_t errlen, const char *fmt, ...)
-{
-  va_list ap;
-
-  va_start (ap, fmt);
-  vsnprintf (err, errlen, fmt, ap);
-  va_end (ap);
-  errno = EINVAL;
-  return -1;
-}
+_Static_assert (KEY__COUNT <= sizeof ((struct lb_params *) 0)->typed /
+                sizeof (char *), "lb_params.typed has a slot per key");
 
 void
 lb_params_init (struct lb_params *p)
@@ -86,9 +80,29 @@ set_misaligned (struct lb_params *p, const char *value, char *err,
   else if (strcmp (value, "allow") == 0)
     p->misaligned = LB_MISALIGNED_ALLOW;
   else
-    return fail (err, errlen, "misaligned %s is not one of: error, allow",
+    return lb_fail (EINVAL, err, errlen, "misaligned %s is not one of: error, allow",
                  value);
   return 0;
+}
+
+/* The words nbdkit_parse_bool takes, so users type what they know. */
+static int
+set_direct (struct lb_params *p, const char *value, char *err, size_t errlen)
+{
+  static const char *const on[] = { "on", "yes", "true", "1" };
+  static const char *const off[] = { "off", "no", "false", "0" };
+
+  for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
+    if (strcasecmp (value, on[i]) == 0) {
+      p->direct = true;
+      return 0;
+    }
+    if (strcasecmp (value, off[i]) == 0) {
+      p->direct = false;
+      return 0;
+    }
+  }
+  return lb_fail (EINVAL, err, errlen, "direct %s is not a boolean (on or off)", value);
 }
 
 static int
@@ -101,9 +115,12 @@ set_value (struct lb_params *p, int key, const char *value, char *err,
   case KEY_MISALIGNED:
     return set_misaligned (p, value, err, errlen);
   case KEY_STATSFILE:
+  case KEY_FILE:
     if (*value == '\0')
-      return fail (err, errlen, "statsfile is empty (expected a path)");
+      return lb_fail (EINVAL, err, errlen, "%s is empty (expected a path)", name);
     return 0;
+  case KEY_DIRECT:
+    return set_direct (p, value, err, errlen);
   case KEY_SIZE:
     return lb_parse_size (name, value, &p->geom.size_bytes, err, errlen);
   case KEY_BLKSIZE:
@@ -127,11 +144,11 @@ lb_params_set (struct lb_params *p, const char *key, const char *value,
   char *copy;
 
   if (k < 0)
-    return fail (err, errlen, "unknown parameter '%s' (expected size, "
+    return lb_fail (EINVAL, err, errlen, "unknown parameter '%s' (expected size, "
                  "blksize, logical-blksize, max-request, misaligned, "
-                 "memory-limit or statsfile)", key);
+                 "memory-limit, statsfile, file or direct)", key);
   if (p->seen & (1u << k))
-    return fail (err, errlen, "%s given twice (%s=%s and %s=%s)",
+    return lb_fail (EINVAL, err, errlen, "%s given twice (%s=%s and %s=%s)",
                  key, key, p->typed[k], key, value);
   if (set_value (p, k, value, err, errlen) == -1) {
     errno = EINVAL;
@@ -147,6 +164,8 @@ lb_params_set (struct lb_params *p, const char *key, const char *value,
   p->seen |= 1u << k;
   if (k == KEY_STATSFILE)
     p->statsfile = copy;
+  if (k == KEY_FILE)
+    p->file = copy;
   return 0;
 }
 
@@ -158,14 +177,51 @@ check_memory_limit (const struct lb_params *p, char *err, size_t errlen)
   if (typed == NULL)
     return 0;
   if (p->memory_limit_bytes < p->geom.physical_bytes)
-    return fail (err, errlen, "memory-limit %s is smaller than blksize %llu "
+    return lb_fail (EINVAL, err, errlen, "memory-limit %s is smaller than blksize %llu "
                  "(no folio would fit)", typed,
                  (unsigned long long) p->geom.physical_bytes);
   if (p->memory_limit_bytes % p->geom.physical_bytes != 0)
-    return fail (err, errlen, "memory-limit %s is not a multiple of "
+    return lb_fail (EINVAL, err, errlen, "memory-limit %s is not a multiple of "
                  "blksize %llu", typed,
                  (unsigned long long) p->geom.physical_bytes);
   return 0;
+}
+
+/* Parameters that only make sense for one kind of disk. */
+static int
+check_backend (const struct lb_params *p, char *err, size_t errlen)
+{
+  if (p->file && p->typed[KEY_MEMORY_LIMIT])
+    return lb_fail (EINVAL, err, errlen, "memory-limit %s applies to RAM disks only, "
+                 "not to file=%s", p->typed[KEY_MEMORY_LIMIT], p->file);
+  if (!p->file && p->direct)
+    return lb_fail (EINVAL, err, errlen, "direct=%s needs file= (a RAM disk has no "
+                 "page cache to bypass)", p->typed[KEY_DIRECT]);
+  return 0;
+}
+
+int
+lb_params_set_size_from_file (struct lb_params *p, uint64_t size_bytes,
+                              char *err, size_t errlen)
+{
+  char *typed;
+
+  if (asprintf (&typed, "%" PRIu64 " (the size of %s)", size_bytes,
+                p->file) == -1) {
+    snprintf (err, errlen, "size: out of memory");
+    errno = ENOMEM;
+    return -1;
+  }
+  free (p->typed[KEY_SIZE]);
+  p->typed[KEY_SIZE] = typed;
+  p->geom.size_bytes = size_bytes;
+  return 0;
+}
+
+bool
+lb_params_size_given (const struct lb_params *p)
+{
+  return p->seen & (1u << KEY_SIZE);
 }
 
 int
@@ -177,7 +233,8 @@ lb_params_finish (struct lb_params *p, struct lb_geometry *g,
   p->geom.logical_str = p->typed[KEY_LOGICAL];
   p->geom.max_request_str = p->typed[KEY_MAX_REQUEST];
 
-  if (lb_geometry_init (g, &p->geom, err, errlen) == -1)
+  if (check_backend (p, err, errlen) == -1 ||
+      lb_geometry_init (g, &p->geom, err, errlen) == -1)
     return -1;
   return check_memory_limit (p, err, errlen);
 }

@@ -1,7 +1,7 @@
 /* largeblock: the user-facing parameters.
  *
  * Owns the parameter names of the SPEC (size, blksize, logical-blksize,
- * max-request, misaligned, memory-limit, statsfile), their parsing and
+ * max-request, misaligned, memory-limit, statsfile, file, direct), their parsing and
  * the cross-parameter rules, so that the nbdkit plugin and the programs
  * that start it (largeblock-run) refuse exactly the same inputs with
  * exactly the same messages.
@@ -12,6 +12,7 @@
 #ifndef LARGEBLOCK_PARAMS_H
 #define LARGEBLOCK_PARAMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,8 +28,10 @@ struct lb_params {
   enum lb_misaligned_policy misaligned;
   uint64_t memory_limit_bytes;  /* 0: unlimited */
   const char *statsfile;        /* NULL: none; points into typed[] */
+  const char *file;             /* NULL: a RAM disk; points into typed[] */
+  bool direct;                  /* file= with O_DIRECT */
   /* Copies of what the user typed, for messages. */
-  char *typed[8];
+  char *typed[16];
   unsigned seen;                /* bit per key, to refuse repeats */
 };
 
@@ -46,6 +49,15 @@ int lb_params_set (struct lb_params *p, const char *key, const char *value,
  */
 int lb_params_finish (struct lb_params *p, struct lb_geometry *g,
                       char *err, size_t errlen);
+
+/* True when the user gave size= (a file disk may take its file's size). */
+bool lb_params_size_given (const struct lb_params *p);
+
+/* Take the size from the backing file, so messages say where it came
+ * from.  Returns 0, or -1 with errno = ENOMEM.
+ */
+int lb_params_set_size_from_file (struct lb_params *p, uint64_t size_bytes,
+                                  char *err, size_t errlen);
 
 const char *lb_misaligned_policy_name (enum lb_misaligned_policy p);
 

@@ -55,12 +55,14 @@ write_by_type (FILE *fp, const char *name, const _Atomic uint64_t *counters)
 }
 
 int
-lb_stats_write_json (FILE *fp, const struct lb_geometry *g,
+lb_stats_write_json (FILE *fp, const char *store_name,
+                     const struct lb_geometry *g,
                      const char *misaligned_policy,
                      const struct lb_store_usage *usage,
                      const struct lb_stats *s)
 {
   fprintf (fp, "{\n");
+  fprintf (fp, "  \"store\": \"%s\",\n", store_name);
   fprintf (fp, "  \"geometry\": { \"size\": %" PRIu64 ", \"blksize\": %"
            PRIu32 ", \"logical_blksize\": %" PRIu32 ", \"max_request\": %"
            PRIu32 ", \"misaligned\": \"%s\" },\n",

@@ -6,6 +6,9 @@
  * checked against the geometry (within the disk, count > 0); stores do no
  * policy, only data.
  *
+ * ops->name is "ram" or "file": what the statistics and the export
+ * description call the backend.
+ *
  * Every operation may be called from any number of threads at once; each
  * implementation documents how it makes that safe.  Operations return 0,
  * or -1 with errno set to what the NBD client should see (ENOMEM, ENOSPC,
@@ -59,6 +62,10 @@ struct lb_store_ops {
 struct lb_store {
   const struct lb_store_ops *ops;
   const struct lb_geometry *geom;
+  /* The backing storage could only be opened for reading: serve it only
+   * to read-only connections (nbdkit -r).
+   */
+  bool read_only;
 };
 
 #endif /* LARGEBLOCK_STORE_H */

@@ -33,6 +33,7 @@ again.  Finally the whole disk matches the model.
 Request counts are fixed; nothing depends on timing except how the
 requests interleave (so a race bug is found often, not always).
 """
+import os
 import random
 import threading
 
@@ -310,8 +311,11 @@ def run_threads(target, args_of):
 
 
 def main():
-    with lbtest.Server("size=64M", "blksize=16k",
-                       "logical-blksize=4k") as s:
+    # LB_STRESS_PARAMS adds parameters, e.g. "file=PATH direct=on" to run
+    # the same races against a file disk (tests/test-stress-file.sh).
+    extra = os.environ.get("LB_STRESS_PARAMS", "").split()
+    with lbtest.Server("size=64M", "blksize=16k", "logical-blksize=4k",
+                       *extra) as s:
         model = bytearray(SIZE)
         run_threads(phase1_worker, lambda i: (s, i, model))
         assert s.alive(), "server died in phase 1: %s" % s.stderr()

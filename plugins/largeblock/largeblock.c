@@ -1,9 +1,10 @@
-/* largeblock: nbdkit plugin serving a large-block-size RAM disk.
+/* largeblock: nbdkit plugin serving a large-block-size RAM or file disk.
  *
- * Thin glue: each callback checks the request against the geometry and
- * the alignment policy (lib/align), counts it (lib/stats), and forwards it
- * to the store (lib/ramstore), turning lib errors into nbdkit_error() and
- * the errno the client must see.
+ * Thin glue: configuration builds the disk (lib/disk: a RAM store, or a
+ * file store for file=); each request callback checks the request against
+ * the geometry and the alignment policy (lib/align), counts it
+ * (lib/stats), and forwards it to the store, turning lib errors into
+ * nbdkit_error() and the errno the client must see.
  *
  * Thread model PARALLEL.  The globals below are written only during
  * configuration (load, config, config_complete), before any connection,
@@ -22,16 +23,16 @@
 #include <nbdkit-plugin.h>
 
 #include "align.h"
-#include "geometry.h"
+#include "disk.h"
 #include "params.h"
-#include "ramstore.h"
 #include "stats.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 
 static struct lb_params params;
-static struct lb_geometry geom;
-static struct lb_store *store;
+static struct lb_disk disk;
+static const struct lb_geometry *const geom = &disk.geom;
+static struct lb_store *store;  /* disk.store, once configured */
 static struct lb_stats stats;
 static char *statsfile_path;    /* absolute: nbdkit may chdir("/") */
 
@@ -57,8 +58,9 @@ write_statsfile (void)
     nbdkit_error ("largeblock: statsfile %s: %m", tmp);
     return;
   }
-  if (lb_stats_write_json (fp, &geom, lb_misaligned_policy_name
-                           (params.misaligned), &usage, &stats) == -1 ||
+  if (lb_stats_write_json (fp, store->ops->name, geom,
+                           lb_misaligned_policy_name (params.misaligned),
+                           &usage, &stats) == -1 ||
       fclose (fp) == EOF) {
     nbdkit_error ("largeblock: statsfile %s: %m", tmp);
     unlink (tmp);
@@ -71,11 +73,9 @@ write_statsfile (void)
 static void
 largeblock_unload (void)
 {
-  if (store) {
-    if (statsfile_path)
-      write_statsfile ();
-    store->ops->destroy (store);
-  }
+  if (store && statsfile_path)
+    write_statsfile ();
+  lb_disk_close (&disk);
   free (statsfile_path);
   lb_params_free (&params);
 }
@@ -113,40 +113,54 @@ prepare_statsfile (void)
   return 0;
 }
 
+static void
+debug_file (const char *path, const struct lb_file_info *f)
+{
+  if (f->is_blockdev)
+    nbdkit_debug ("largeblock: file %s is a block device with %" PRIu32
+                  "-byte logical and %" PRIu32 "-byte physical sectors",
+                  path, f->dev_logical_bytes, f->dev_physical_bytes);
+  if (disk.store->read_only)
+    nbdkit_debug ("largeblock: file %s is read-only: serving it needs -r",
+                  path);
+}
+
 static int
 largeblock_config_complete (void)
 {
   char err[256];
 
-  if (lb_params_finish (&params, &geom, err, sizeof err) == -1) {
+  if (prepare_statsfile () == -1)
+    return -1;
+  if (lb_disk_open (&disk, &params, err, sizeof err) == -1) {
     nbdkit_error ("largeblock: %s", err);
     return -1;
   }
-  if (prepare_statsfile () == -1)
-    return -1;
-  store = lb_ramstore_new (&geom, params.memory_limit_bytes);
-  if (store == NULL) {
-    nbdkit_error ("largeblock: cannot create the RAM store: %m");
-    return -1;
-  }
-  nbdkit_debug ("largeblock: size %" PRIu64 ", blksize %" PRIu32
+  store = disk.store;
+  nbdkit_debug ("largeblock: %s disk, size %" PRIu64 ", blksize %" PRIu32
                 ", logical-blksize %" PRIu32 ", max-request %" PRIu32
                 ", misaligned=%s, memory-limit %" PRIu64,
-                geom.size_bytes, geom.physical_bytes, geom.logical_bytes,
-                geom.max_request_bytes,
+                store->ops->name, geom->size_bytes, geom->physical_bytes,
+                geom->logical_bytes, geom->max_request_bytes,
                 lb_misaligned_policy_name (params.misaligned),
                 params.memory_limit_bytes);
+  if (params.file)
+    debug_file (params.file, &disk.file);
   return 0;
 }
 
 #define largeblock_config_help \
-  "[size=]<SIZE>            (required) Virtual size, e.g. 512M, 1T, 7E.\n" \
+  "[size=]<SIZE>            Virtual size, e.g. 512M, 1T, 7E (required\n" \
+  "                         unless file= names an existing file).\n" \
   "blksize=<N>              Physical block (folio) size, default 4096.\n" \
   "logical-blksize=<N>      Logical block size, default 512.\n" \
   "max-request=<N>          Largest read/write, default 32M.\n" \
   "misaligned=error|allow   Misaligned requests: EINVAL (default) or serve.\n" \
   "memory-limit=<SIZE>      Cap on folio memory (default: unlimited).\n" \
-  "statsfile=<PATH>         Write JSON statistics here at exit."
+  "statsfile=<PATH>         Write JSON statistics here at exit.\n" \
+  "file=<PATH>              Serve this file or block device (created\n" \
+  "                         with size= if missing) instead of RAM.\n" \
+  "direct=on|off            With file=: bypass the page cache (O_DIRECT)."
 
 static void
 largeblock_dump_plugin (void)
@@ -160,35 +174,44 @@ largeblock_dump_plugin (void)
   printf ("largeblock_misaligned=error,allow\n");
 }
 
+/* nbdkit tells a plugin about -r only here, per connection. */
 static void *
 largeblock_open (int readonly)
 {
+  if (!readonly && store->read_only) {
+    nbdkit_error ("largeblock: file %s is read-only: serve it with nbdkit -r",
+                  params.file);
+    nbdkit_set_error (EACCES);
+    return NULL;
+  }
   return NBDKIT_HANDLE_NOT_NEEDED;
 }
 
 static int64_t
 largeblock_get_size (void *handle)
 {
-  return (int64_t) geom.size_bytes;
+  return (int64_t) geom->size_bytes;
 }
 
 static int
 largeblock_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
                        uint32_t *maximum)
 {
-  *minimum = geom.logical_bytes;
-  *preferred = geom.physical_bytes;
-  *maximum = geom.max_request_bytes;
+  *minimum = geom->logical_bytes;
+  *preferred = geom->physical_bytes;
+  *maximum = geom->max_request_bytes;
   return 0;
 }
 
 static const char *
 largeblock_export_description (void *handle)
 {
-  return nbdkit_printf_intern ("largeblock RAM disk: %" PRIu64 " bytes, "
+  return nbdkit_printf_intern ("largeblock %s disk: %" PRIu64 " bytes, "
                                "logical block %" PRIu32 " bytes, physical "
-                               "block %" PRIu32 " bytes", geom.size_bytes,
-                               geom.logical_bytes, geom.physical_bytes);
+                               "block %" PRIu32 " bytes",
+                               params.file ? "file" : "RAM",
+                               geom->size_bytes, geom->logical_bytes,
+                               geom->physical_bytes);
 }
 
 static int
@@ -221,7 +244,7 @@ largeblock_can_cache (void *handle)
 static int
 admit (enum lb_req_type type, uint32_t count, uint64_t offset)
 {
-  enum lb_align_class c = lb_align_classify (&geom, type, offset, count);
+  enum lb_align_class c = lb_align_classify (geom, type, offset, count);
   char why[256];
 
   if (c == LB_ALIGN_OK)
@@ -233,7 +256,7 @@ admit (enum lb_req_type type, uint32_t count, uint64_t offset)
   }
   lb_stats_count (&stats, type, 0);
   lb_stats_count_error (&stats, type);
-  nbdkit_error ("largeblock: %s", lb_align_describe (&geom, type, offset,
+  nbdkit_error ("largeblock: %s", lb_align_describe (geom, type, offset,
                                                      count, c, why,
                                                      sizeof why));
   nbdkit_set_error (EINVAL);
@@ -315,7 +338,9 @@ largeblock_flush (void *handle, uint32_t flags)
   return finish (LB_REQ_FLUSH, store->ops->flush (store), 0, 0);
 }
 
-/* RAM is as close as data gets: cache only checks the request. */
+/* RAM is as close as data gets, and a file's page cache is the kernel's
+ * business: cache only checks the request.
+ */
 static int
 largeblock_cache (void *handle, uint32_t count, uint64_t offset,
                   uint32_t flags)
@@ -349,10 +374,10 @@ largeblock_extents (void *handle, uint32_t count, uint64_t offset,
 
 static struct nbdkit_plugin plugin = {
   .name               = "largeblock",
-  .longname           = "largeblock large-block-size RAM disk",
+  .longname           = "largeblock large-block-size RAM and file disks",
   .version            = PACKAGE_VERSION,
-  .description        = "RAM disk with large logical and physical blocks "
-                        "for testing Linux LBS",
+  .description        = "RAM or file disk with large logical and physical "
+                        "blocks for testing Linux LBS",
   .load               = largeblock_load,
   .unload             = largeblock_unload,
   .config             = largeblock_config,

@@ -38,6 +38,10 @@ START_TEST (test_all_keys)
     { "memory-limit", "256M" }, { "statsfile", "/tmp/stats.json" },
     { NULL, NULL },
   };
+  const struct kv file_kv[] = {
+    { "size", "1G" }, { "file", "/tmp/disk.img" }, { "direct", "ON" },
+    { NULL, NULL },
+  };
 
   lb_params_init (&p);
   ck_assert_msg (apply (&p, kv, &g, err, sizeof err) == 0, "%s", err);
@@ -49,6 +53,15 @@ START_TEST (test_all_keys)
   ck_assert_str_eq (lb_misaligned_policy_name (p.misaligned), "allow");
   ck_assert_uint_eq (p.memory_limit_bytes, 256ull << 20);
   ck_assert_str_eq (p.statsfile, "/tmp/stats.json");
+  ck_assert_ptr_null (p.file);
+  ck_assert (!p.direct);
+  ck_assert (lb_params_size_given (&p));
+  lb_params_free (&p);
+
+  lb_params_init (&p);
+  ck_assert_msg (apply (&p, file_kv, &g, err, sizeof err) == 0, "%s", err);
+  ck_assert_str_eq (p.file, "/tmp/disk.img");
+  ck_assert (p.direct);
   lb_params_free (&p);
 }
 END_TEST
@@ -79,7 +92,15 @@ static const struct {
 } bad[] = {
   { { { "sise", "1G" } },
     "unknown parameter 'sise' (expected size, blksize, logical-blksize, "
-    "max-request, misaligned, memory-limit or statsfile)" },
+    "max-request, misaligned, memory-limit, statsfile, file or direct)" },
+  { { { "file", "/tmp/x" }, { "size", "1G" }, { "memory-limit", "1G" } },
+    "memory-limit 1G applies to RAM disks only, not to file=/tmp/x" },
+  { { { "size", "1G" }, { "direct", "on" } },
+    "direct=on needs file= (a RAM disk has no page cache to bypass)" },
+  { { { "file", "/tmp/x" }, { "direct", "maybe" } },
+    "direct maybe is not a boolean (on or off)" },
+  { { { "size", "1G" }, { "file", "" } },
+    "file is empty (expected a path)" },
   { { { "size", "1G" }, { "size", "2G" } },
     "size given twice (size=1G and size=2G)" },
   { { { "size", "1G" }, { "misaligned", "ignore" } },

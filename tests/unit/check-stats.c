@@ -85,7 +85,7 @@ render (const struct lb_stats *s)
 
   ck_assert_ptr_nonnull (fp);
   test_geometry (&g, 1ull << 30, 16384, 4096, 1 << 20);
-  ck_assert_int_eq (lb_stats_write_json (fp, &g, "einval", &usage, s), 0);
+  ck_assert_int_eq (lb_stats_write_json (fp, "ram", &g, "einval", &usage, s), 0);
   ck_assert_int_eq (fclose (fp), 0);
   return text;
 }
@@ -103,6 +103,7 @@ START_TEST (test_json_has_every_key_and_value)
   text = render (&s);
 
   static const char *const expected[] = {
+    "\"store\": \"ram\",",
     "\"geometry\": { \"size\": 1073741824, \"blksize\": 16384, "
     "\"logical_blksize\": 4096, \"max_request\": 1048576, "
     "\"misaligned\": \"einval\" }",
@@ -138,6 +139,7 @@ START_TEST (test_json_parses)
   text = render (&s);
   py = popen ("python3 -c 'import json,sys; d=json.load(sys.stdin); "
               "assert d[\"requests\"][\"flush\"] == 1; "
+              "assert d[\"store\"] == \"ram\"; "
               "assert d[\"geometry\"][\"blksize\"] == 16384' "
               "2>/dev/null", "w");
   if (py == NULL) {
@@ -163,7 +165,7 @@ START_TEST (test_write_error_is_reported)
   lb_stats_init (&s);
   test_geometry (&g, 1 << 20, 4096, 512, 1 << 20);
   errno = 0;
-  ck_assert_int_eq (lb_stats_write_json (fp, &g, "rmw", &usage, &s), -1);
+  ck_assert_int_eq (lb_stats_write_json (fp, "file", &g, "rmw", &usage, &s), -1);
   ck_assert_int_eq (errno, ENOSPC);
   fclose (fp);
 }

@@ -1,0 +1,802 @@
+/* largeblock: the file store -- see filestore.h.
+ *
+ * Locking.  Requests are ordered per lock unit (the physical block, or
+ * the direct I/O unit if that is larger) as the RAM store orders them per
+ * folio: a unit is never seen half-written, half-trimmed or half-zeroed.
+ * The host filesystem alone does not promise that (a buffered read racing
+ * a write or a hole punch on the same page can copy a mix of both), and
+ * with direct I/O a request that is not aligned to the device's unit
+ * becomes a read-modify-write of whole units, which must not interleave
+ * with another write to those units or it brings back stale bytes.
+ *
+ * So every operation holds the striped rwlocks of the units it touches:
+ * shared for reads, exclusive for writes, trims and zeros, taken in
+ * ascending stripe order (all of them for a request spanning NR_STRIPES
+ * units or more) so two requests never deadlock.  Flush and extents take
+ * no lock.  Uncontended, a lock costs far less than the system call it
+ * guards.
+ *
+ * Capabilities discovered at run time (whether the filesystem can punch
+ * holes, zero ranges or do per-write O_DSYNC) are cached in atomics: the
+ * first EOPNOTSUPP clears the flag and later requests go straight to the
+ * fallback.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "filestore.h"
+#include "error.h"
+
+#define NR_STRIPES 64
+#define ZERO_CHUNK_BYTES (1u << 20)
+#define PAGE_ALIGN_BYTES 4096u
+
+struct filestore {
+  struct lb_store store;          /* must be first */
+  const struct lb_geometry *g;
+  int fd;
+  bool is_blockdev;
+  bool direct;
+  uint32_t dio_align_bytes;       /* offset and length unit for O_DIRECT */
+  uint32_t mem_align_bytes;       /* buffer alignment for O_DIRECT */
+  void *zeros;                    /* ZERO_CHUNK_BYTES, aligned */
+  atomic_bool can_punch;
+  atomic_bool can_zero_range;
+  atomic_bool can_dsync;
+  _Atomic uint64_t peak_folios;
+  unsigned lock_shift;            /* log2 of the lock unit */
+  pthread_rwlock_t stripes[NR_STRIPES];
+};
+
+static struct filestore *
+to_filestore (struct lb_store *s)
+{
+  return (struct filestore *) s;
+}
+
+static bool
+is_unsupported (int errnum)
+{
+  return errnum == EOPNOTSUPP || errnum == ENOTSUP || errnum == ENOSYS;
+}
+
+/* ---- plain positional I/O ---- */
+
+/* Reads past the end of the file (someone truncated it behind our back)
+ * read as zeros rather than failing.
+ */
+static int
+read_fully (int fd, void *buf, size_t count, uint64_t offset)
+{
+  char *p = buf;
+
+  while (count > 0) {
+    ssize_t r = pread (fd, p, count, (off_t) offset);
+    if (r == -1) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    if (r == 0) {
+      memset (p, 0, count);
+      return 0;
+    }
+    p += r;
+    count -= (size_t) r;
+    offset += (uint64_t) r;
+  }
+  return 0;
+}
+
+/* Write all of buf; with fua, durable on return (RWF_DSYNC where the
+ * filesystem has it, else a trailing fdatasync).
+ */
+static int
+write_fully (struct filestore *fs, const void *buf, size_t count,
+             uint64_t offset, bool fua)
+{
+  const char *p = buf;
+  bool dsync = fua && atomic_load (&fs->can_dsync);
+
+  while (count > 0) {
+    struct iovec iov = { .iov_base = (void *) p, .iov_len = count };
+    ssize_t r = pwritev2 (fs->fd, &iov, 1, (off_t) offset,
+                          dsync ? RWF_DSYNC : 0);
+    if (r == -1) {
+      if (errno == EINTR)
+        continue;
+      if (dsync && is_unsupported (errno)) {
+        atomic_store (&fs->can_dsync, false);
+        dsync = false;
+        continue;
+      }
+      return -1;
+    }
+    p += r;
+    count -= (size_t) r;
+    offset += (uint64_t) r;
+  }
+  if (fua && !dsync)
+    return fdatasync (fs->fd);
+  return 0;
+}
+
+/* ---- direct I/O: alignment, bounce buffers, stripe locks ---- */
+
+static uint64_t
+round_down (uint64_t v, uint64_t unit)
+{
+  return v - v % unit;
+}
+
+static uint64_t
+round_up (uint64_t v, uint64_t unit)
+{
+  return round_down (v + unit - 1, unit);
+}
+
+static bool
+direct_can_take (const struct filestore *fs, const void *buf, uint64_t count,
+                 uint64_t offset)
+{
+  return (uintptr_t) buf % fs->mem_align_bytes == 0 &&
+    count % fs->dio_align_bytes == 0 && offset % fs->dio_align_bytes == 0;
+}
+
+static void *
+bounce_alloc (const struct filestore *fs, size_t bytes)
+{
+  void *p;
+
+  if (posix_memalign (&p, fs->mem_align_bytes, bytes) != 0) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return p;
+}
+
+/* Bit i set: stripe i covers a unit of [offset, offset + count). */
+static uint64_t
+stripes_of (const struct filestore *fs, uint64_t count, uint64_t offset)
+{
+  uint64_t first = offset >> fs->lock_shift;
+  uint64_t last = (offset + count - 1) >> fs->lock_shift;
+  uint64_t mask = 0;
+
+  if (count == 0)
+    return 0;
+  if (last - first + 1 >= NR_STRIPES)
+    return UINT64_MAX;
+  for (uint64_t u = first; u <= last; u++)
+    mask |= UINT64_C (1) << (u % NR_STRIPES);
+  return mask;
+}
+
+static uint64_t
+lock_range (struct filestore *fs, uint64_t count, uint64_t offset,
+            bool exclusive)
+{
+  uint64_t mask = stripes_of (fs, count, offset);
+
+  for (unsigned i = 0; i < NR_STRIPES; i++) {
+    if (!(mask & (UINT64_C (1) << i)))
+      continue;
+    if (exclusive)
+      pthread_rwlock_wrlock (&fs->stripes[i]);
+    else
+      pthread_rwlock_rdlock (&fs->stripes[i]);
+  }
+  return mask;
+}
+
+/* Keeps errno, so callers can unlock between a failure and its return. */
+static void
+unlock_range (struct filestore *fs, uint64_t mask)
+{
+  int saved = errno;
+
+  for (unsigned i = NR_STRIPES; i-- > 0;)
+    if (mask & (UINT64_C (1) << i))
+      pthread_rwlock_unlock (&fs->stripes[i]);
+  errno = saved;
+}
+
+static int
+direct_read (struct filestore *fs, void *buf, uint32_t count,
+             uint64_t offset)
+{
+  uint64_t lo = round_down (offset, fs->dio_align_bytes);
+  uint64_t hi = round_up (offset + count, fs->dio_align_bytes);
+  char *bounce;
+  int r;
+
+  if (direct_can_take (fs, buf, count, offset))
+    return read_fully (fs->fd, buf, count, offset);
+  bounce = bounce_alloc (fs, hi - lo);
+  if (bounce == NULL)
+    return -1;
+  r = read_fully (fs->fd, bounce, hi - lo, lo);
+  if (r == 0)
+    memcpy (buf, bounce + (offset - lo), count);
+  free (bounce);
+  return r;
+}
+
+/* Caller holds the stripes.  Reads the partial units at either end, lays
+ * the new bytes over them and writes whole units.
+ */
+static int
+direct_write_locked (struct filestore *fs, const void *buf, uint32_t count,
+                     uint64_t offset, bool fua)
+{
+  uint32_t unit = fs->dio_align_bytes;
+  uint64_t lo = round_down (offset, unit);
+  uint64_t hi = round_up (offset + count, unit);
+  char *bounce;
+  int r = 0;
+
+  if (direct_can_take (fs, buf, count, offset))
+    return write_fully (fs, buf, count, offset, fua);
+  bounce = bounce_alloc (fs, hi - lo);
+  if (bounce == NULL)
+    return -1;
+  if (offset != lo)
+    r = read_fully (fs->fd, bounce, unit, lo);
+  if (r == 0 && offset + count != hi && (hi - unit != lo || offset == lo))
+    r = read_fully (fs->fd, bounce + (hi - unit - lo), unit, hi - unit);
+  if (r == 0) {
+    memcpy (bounce + (offset - lo), buf, count);
+    r = write_fully (fs, bounce, hi - lo, lo, fua);
+  }
+  free (bounce);
+  return r;
+}
+
+/* ---- the store operations ---- */
+
+static int
+file_pread (struct lb_store *s, void *buf, uint32_t count, uint64_t offset)
+{
+  struct filestore *fs = to_filestore (s);
+  uint64_t held = lock_range (fs, count, offset, false);
+  int r;
+
+  if (fs->direct)
+    r = direct_read (fs, buf, count, offset);
+  else
+    r = read_fully (fs->fd, buf, count, offset);
+  unlock_range (fs, held);
+  return r;
+}
+
+static int
+write_locked (struct filestore *fs, const void *buf, uint32_t count,
+              uint64_t offset, bool fua)
+{
+  if (fs->direct)
+    return direct_write_locked (fs, buf, count, offset, fua);
+  return write_fully (fs, buf, count, offset, fua);
+}
+
+static int
+file_pwrite (struct lb_store *s, const void *buf, uint32_t count,
+             uint64_t offset, bool fua)
+{
+  struct filestore *fs = to_filestore (s);
+  uint64_t held = lock_range (fs, count, offset, true);
+  int r = write_locked (fs, buf, count, offset, fua);
+
+  unlock_range (fs, held);
+  return r;
+}
+
+/* 0: done; 1: this mode cannot do it here, try another; -1: a real error
+ * (EIO, ENOSPC) for the client.
+ */
+static int
+try_fallocate (struct filestore *fs, atomic_bool *supported, int mode,
+               uint32_t count, uint64_t offset)
+{
+  if (!atomic_load (supported))
+    return 1;
+  if (fallocate (fs->fd, mode, (off_t) offset, (off_t) count) == 0)
+    return 0;
+  if (is_unsupported (errno)) {
+    atomic_store (supported, false);
+    return 1;
+  }
+  /* A device refuses ranges it cannot map to whole sectors. */
+  if (errno == EINVAL && fs->is_blockdev)
+    return 1;
+  return -1;
+}
+
+static int
+punch_hole (struct filestore *fs, uint32_t count, uint64_t offset)
+{
+  return try_fallocate (fs, &fs->can_punch,
+                        FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                        count, offset);
+}
+
+static int
+file_trim (struct lb_store *s, uint32_t count, uint64_t offset)
+{
+  struct filestore *fs = to_filestore (s);
+  uint64_t held = lock_range (fs, count, offset, true);
+  int r = punch_hole (fs, count, offset);
+
+  unlock_range (fs, held);
+  return r == -1 ? -1 : 0;      /* trim is advisory where unsupported */
+}
+
+static int
+write_zeros (struct filestore *fs, uint32_t count, uint64_t offset)
+{
+  while (count > 0) {
+    uint32_t n = count < ZERO_CHUNK_BYTES ? count : ZERO_CHUNK_BYTES;
+    if (write_locked (fs, fs->zeros, n, offset, false) == -1)
+      return -1;
+    count -= n;
+    offset += n;
+  }
+  return 0;
+}
+
+/* Zero keeping the blocks allocated (NBD_CMD_FLAG_NO_HOLE). */
+static int
+zero_allocated (struct filestore *fs, uint32_t count, uint64_t offset)
+{
+  int r = try_fallocate (fs, &fs->can_zero_range,
+                         FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
+                         count, offset);
+
+  if (r != 1 || fs->is_blockdev)
+    return r;
+  /* tmpfs and friends: punch, then allocate the range again. */
+  r = punch_hole (fs, count, offset);
+  if (r != 0)
+    return r;
+  if (fallocate (fs->fd, FALLOC_FL_KEEP_SIZE, (off_t) offset,
+                 (off_t) count) == -1)
+    return -1;
+  return 0;
+}
+
+static int
+zero_locked (struct filestore *fs, uint32_t count, uint64_t offset,
+             unsigned flags)
+{
+  int r = 1;
+
+  if (flags & LB_ZERO_MAY_TRIM)
+    r = punch_hole (fs, count, offset);
+  /* A device's ZERO_RANGE may quietly write zeros: not fast. */
+  if (r == 1 && !(fs->is_blockdev && (flags & LB_ZERO_FAST)))
+    r = zero_allocated (fs, count, offset);
+  if (r != 1)
+    return r;
+  if (flags & LB_ZERO_FAST) {
+    errno = ENOTSUP;
+    return -1;
+  }
+  return write_zeros (fs, count, offset);
+}
+
+static int
+file_zero (struct lb_store *s, uint32_t count, uint64_t offset,
+           unsigned flags)
+{
+  struct filestore *fs = to_filestore (s);
+  uint64_t held = lock_range (fs, count, offset, true);
+  int r = zero_locked (fs, count, offset, flags);
+
+  unlock_range (fs, held);
+  return r;
+}
+
+static int
+file_flush (struct lb_store *s)
+{
+  return fdatasync (to_filestore (s)->fd);
+}
+
+/* ---- extents ---- */
+
+/* Gathers runs, clipped to the request [lo, hi) and merged with their
+ * neighbours of one kind, so that holes shrunk to whole logical blocks
+ * and the data around them come out as few runs.
+ */
+struct run_builder {
+  uint64_t lo, hi;
+  uint64_t start, length;
+  bool hole, pending, stop;
+  bool req_one;
+  lb_extent_fn fn;
+  void *opaque;
+};
+
+static int
+emit_pending (struct run_builder *b)
+{
+  if (!b->pending)
+    return 0;
+  b->pending = false;
+  if (b->req_one)
+    b->stop = true;
+  return b->fn (b->start, b->length, b->hole, b->opaque);
+}
+
+static int
+add_run (struct run_builder *b, uint64_t start, uint64_t end, bool hole)
+{
+  if (start < b->lo)
+    start = b->lo;
+  if (end > b->hi)
+    end = b->hi;
+  if (start >= end || b->stop)
+    return 0;
+  if (b->pending && b->hole == hole && b->start + b->length == start) {
+    b->length += end - start;
+    return 0;
+  }
+  if (emit_pending (b) == -1)
+    return -1;
+  if (b->stop)
+    return 0;
+  b->start = start;
+  b->length = end - start;
+  b->hole = hole;
+  b->pending = true;
+  return 0;
+}
+
+/* The file has a hole [start, end).  The client sees only its whole
+ * logical blocks as a hole; the rest reads as zeros but counts as data.
+ */
+static int
+add_hole (struct run_builder *b, const struct lb_geometry *g,
+          uint64_t start, uint64_t end)
+{
+  uint64_t hs = round_up (start, g->logical_bytes);
+  uint64_t he = round_down (end, g->logical_bytes);
+
+  if (hs >= he)
+    return add_run (b, start, end, false);
+  if (add_run (b, start, hs, false) == -1 ||
+      add_run (b, hs, he, true) == -1)
+    return -1;
+  return add_run (b, he, end, false);
+}
+
+/* Walks whole logical blocks around the request, so that a block the
+ * request only partly covers is judged as a whole, then clips.
+ */
+static int
+file_extents (struct lb_store *s, uint32_t count, uint64_t offset,
+              bool req_one, lb_extent_fn fn, void *opaque)
+{
+  struct filestore *fs = to_filestore (s);
+  const struct lb_geometry *g = fs->g;
+  struct run_builder b = { .lo = offset, .hi = offset + count,
+    .req_one = req_one, .fn = fn, .opaque = opaque };
+  uint64_t pos = round_down (offset, g->logical_bytes);
+  uint64_t end = round_up (offset + count, g->logical_bytes);
+
+  if (end > g->size_bytes)
+    end = g->size_bytes;
+  while (pos < end && !b.stop) {
+    off_t data = lseek (fs->fd, (off_t) pos, SEEK_DATA);
+    off_t hole;
+
+    if (data == -1 && errno == ENXIO)
+      data = (off_t) end;               /* only a hole from here on */
+    else if (data == -1) {
+      /* No SEEK_DATA here (a block device): all of it is data. */
+      if (add_run (&b, pos, end, false) == -1)
+        return -1;
+      break;
+    }
+    if ((uint64_t) data > end)
+      data = (off_t) end;
+    if ((uint64_t) data > pos && add_hole (&b, g, pos, (uint64_t) data) == -1)
+      return -1;
+    if ((uint64_t) data >= end)
+      break;
+    hole = lseek (fs->fd, data, SEEK_HOLE);
+    if (hole == -1 || (uint64_t) hole > end)
+      hole = (off_t) end;
+    if (add_run (&b, (uint64_t) data, (uint64_t) hole, false) == -1)
+      return -1;
+    pos = (uint64_t) hole;
+  }
+  return b.stop ? 0 : emit_pending (&b);
+}
+
+/* ---- usage, destroy ---- */
+
+static void
+file_usage (struct lb_store *s, struct lb_store_usage *u)
+{
+  struct filestore *fs = to_filestore (s);
+  const struct lb_geometry *g = fs->g;
+  uint64_t bytes = g->size_bytes;
+  struct stat st;
+  uint64_t folios, peak;
+
+  if (!fs->is_blockdev && fstat (fs->fd, &st) == 0)
+    bytes = (uint64_t) st.st_blocks * 512;
+  folios = (bytes + g->physical_bytes - 1) >> g->physical_shift;
+  peak = atomic_load (&fs->peak_folios);
+  while (folios > peak &&
+         !atomic_compare_exchange_weak (&fs->peak_folios, &peak, folios))
+    ;
+  u->folios_allocated = folios;
+  u->folios_peak = folios > peak ? folios : peak;
+  u->bytes_resident = bytes;
+  u->metadata_bytes = sizeof *fs;
+}
+
+static void
+file_destroy (struct lb_store *s)
+{
+  struct filestore *fs = to_filestore (s);
+
+  close (fs->fd);
+  for (unsigned i = 0; i < NR_STRIPES; i++)
+    pthread_rwlock_destroy (&fs->stripes[i]);
+  free (fs->zeros);
+  free (fs);
+}
+
+static const struct lb_store_ops filestore_ops = {
+  .name = "file",
+  .pread = file_pread,
+  .pwrite = file_pwrite,
+  .trim = file_trim,
+  .zero = file_zero,
+  .flush = file_flush,
+  .extents = file_extents,
+  .usage = file_usage,
+  .destroy = file_destroy,
+};
+
+/* ---- probing and opening ---- */
+
+static int
+probe_blockdev (const char *path, struct lb_file_info *info, char *err,
+                size_t errlen)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  uint64_t bytes;
+  int logical;
+  unsigned int physical;
+
+  if (fd == -1)
+    return lb_fail (errno, err, errlen, "file %s cannot be opened: %s", path,
+                 strerror (errno));
+  if (ioctl (fd, BLKGETSIZE64, &bytes) == -1 ||
+      ioctl (fd, BLKSSZGET, &logical) == -1 ||
+      ioctl (fd, BLKPBSZGET, &physical) == -1) {
+    int e = errno;
+    close (fd);
+    return lb_fail (e, err, errlen, "file %s: cannot read the block device's "
+                 "size and sector sizes: %s", path, strerror (e));
+  }
+  close (fd);
+  info->size_bytes = bytes;
+  info->dev_logical_bytes = (uint32_t) logical;
+  info->dev_physical_bytes = physical;
+  return 0;
+}
+
+int
+lb_file_probe (const char *path, struct lb_file_info *info, char *err,
+               size_t errlen)
+{
+  struct stat st;
+
+  memset (info, 0, sizeof *info);
+  if (stat (path, &st) == -1) {
+    if (errno == ENOENT)
+      return 0;
+    return lb_fail (errno, err, errlen, "file %s: %s", path, strerror (errno));
+  }
+  info->exists = true;
+  if (S_ISREG (st.st_mode)) {
+    info->size_bytes = (uint64_t) st.st_size;
+    return 0;
+  }
+  if (!S_ISBLK (st.st_mode))
+    return lb_fail (EINVAL, err, errlen, "file %s is not a regular file or a "
+                 "block device", path);
+  info->is_blockdev = true;
+  return probe_blockdev (path, info, err, errlen);
+}
+
+int
+lb_file_check_geometry (const char *path, const struct lb_file_info *info,
+                        const struct lb_geometry *g, char *err,
+                        size_t errlen)
+{
+  if (info->is_blockdev && g->logical_bytes < info->dev_logical_bytes)
+    return lb_fail (EINVAL, err, errlen, "logical-blksize %" PRIu32 " is "
+                 "smaller than the logical sector of block device %s (%"
+                 PRIu32 " bytes, physical %" PRIu32 "): use "
+                 "logical-blksize=%" PRIu32 " or larger", g->logical_bytes,
+                 path, info->dev_logical_bytes, info->dev_physical_bytes,
+                 info->dev_logical_bytes);
+  return 0;
+}
+
+/* A new file is created (sparse, at its full size) before the real open,
+ * so a refused O_DIRECT cannot leave a half-made file behind.
+ */
+static int
+create_file (const char *path, uint64_t size_bytes, char *err, size_t errlen)
+{
+  int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+  if (fd == -1)
+    return lb_fail (errno, err, errlen, "file %s cannot be created: %s", path,
+                 strerror (errno));
+  if (ftruncate (fd, (off_t) size_bytes) == -1) {
+    int e = errno;
+    close (fd);
+    unlink (path);
+    return lb_fail (e, err, errlen, "file %s cannot be made %" PRIu64
+                 " bytes long: %s", path, size_bytes, strerror (e));
+  }
+  close (fd);
+  return 0;
+}
+
+static int
+open_backing (const char *path, bool direct, bool *read_only, char *err,
+              size_t errlen)
+{
+  int flags = O_CLOEXEC | (direct ? O_DIRECT : 0);
+  int fd = open (path, O_RDWR | flags);
+
+  *read_only = false;
+  if (fd == -1 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
+    fd = open (path, O_RDONLY | flags);
+    *read_only = fd != -1;
+  }
+  if (fd == -1 && direct && errno == EINVAL)
+    return lb_fail (EINVAL, err, errlen, "direct=on: the filesystem holding "
+                 "file %s does not support O_DIRECT", path);
+  if (fd == -1)
+    return lb_fail (errno, err, errlen, "file %s cannot be opened: %s", path,
+                 strerror (errno));
+  return fd;
+}
+
+/* The unit O_DIRECT needs for offsets and lengths, and for buffers. */
+static void
+direct_alignment (int fd, const struct lb_file_info *info,
+                  uint32_t *offset_align, uint32_t *mem_align)
+{
+  struct stat st;
+
+  *offset_align = info->is_blockdev ? info->dev_logical_bytes : 0;
+  *mem_align = PAGE_ALIGN_BYTES;
+#ifdef STATX_DIOALIGN
+  struct statx stx;
+  if (statx (fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
+      (stx.stx_mask & STATX_DIOALIGN) && stx.stx_dio_offset_align != 0) {
+    *offset_align = stx.stx_dio_offset_align;
+    if (stx.stx_dio_mem_align > *mem_align)
+      *mem_align = stx.stx_dio_mem_align;
+    return;
+  }
+#endif
+  /* Older kernels: the filesystem block is always enough. */
+  if (*offset_align == 0 && fstat (fd, &st) == 0)
+    *offset_align = (uint32_t) st.st_blksize;
+  if (*offset_align < 512)
+    *offset_align = 512;
+}
+
+static int
+setup_direct (struct filestore *fs, const char *path,
+              const struct lb_file_info *info, char *err, size_t errlen)
+{
+  direct_alignment (fs->fd, info, &fs->dio_align_bytes,
+                    &fs->mem_align_bytes);
+  if (!lb_is_power_of_2 (fs->dio_align_bytes))
+    return lb_fail (EINVAL, err, errlen, "direct=on: file %s has a direct "
+                    "I/O unit of %" PRIu32 " bytes, not a power of two",
+                    path, fs->dio_align_bytes);
+  if (fs->dio_align_bytes > fs->g->physical_bytes)
+    fs->lock_shift = lb_log2 (fs->dio_align_bytes);
+  if (fs->g->size_bytes % fs->dio_align_bytes != 0)
+    return lb_fail (EINVAL, err, errlen, "direct=on: size %" PRIu64 " of "
+                 "file %s is not a multiple of its direct I/O unit %"
+                 PRIu32 " bytes", fs->g->size_bytes, path,
+                 fs->dio_align_bytes);
+  return 0;
+}
+
+static struct filestore *
+filestore_alloc (const struct lb_geometry *g, int fd, bool is_blockdev,
+                 bool direct)
+{
+  struct filestore *fs = calloc (1, sizeof *fs);
+
+  if (fs == NULL)
+    return NULL;
+  if (posix_memalign (&fs->zeros, PAGE_ALIGN_BYTES, ZERO_CHUNK_BYTES) != 0) {
+    free (fs);
+    errno = ENOMEM;
+    return NULL;
+  }
+  memset (fs->zeros, 0, ZERO_CHUNK_BYTES);
+  fs->store.ops = &filestore_ops;
+  fs->store.geom = g;
+  fs->g = g;
+  fs->fd = fd;
+  fs->is_blockdev = is_blockdev;
+  fs->direct = direct;
+  fs->dio_align_bytes = 1;
+  fs->mem_align_bytes = 1;
+  fs->lock_shift = g->physical_shift;
+  atomic_init (&fs->can_punch, true);
+  atomic_init (&fs->can_zero_range, true);
+  atomic_init (&fs->can_dsync, true);
+  atomic_init (&fs->peak_folios, 0);
+  for (unsigned i = 0; i < NR_STRIPES; i++)
+    pthread_rwlock_init (&fs->stripes[i], NULL);
+  return fs;
+}
+
+struct lb_store *
+lb_filestore_open (const struct lb_geometry *g, const char *path,
+                   const struct lb_file_info *info, bool direct, char *err,
+                   size_t errlen)
+{
+  bool created = !info->exists, read_only;
+  struct filestore *fs;
+  int fd, e;
+
+  if (created && create_file (path, g->size_bytes, err, errlen) == -1)
+    return NULL;
+  fd = open_backing (path, direct, &read_only, err, errlen);
+  if (fd == -1)
+    goto undo_create;
+  fs = filestore_alloc (g, fd, info->is_blockdev, direct);
+  if (fs == NULL) {
+    lb_fail (ENOMEM, err, errlen, "file %s: out of memory", path);
+    close (fd);
+    goto undo_create;
+  }
+  fs->store.read_only = read_only;
+  if (direct && setup_direct (fs, path, info, err, errlen) == -1) {
+    e = errno;
+    file_destroy (&fs->store);
+    errno = e;
+    goto undo_create;
+  }
+  return &fs->store;
+
+ undo_create:
+  e = errno;
+  if (created)
+    unlink (path);
+  errno = e;
+  return NULL;
+}

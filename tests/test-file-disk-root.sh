@@ -1,0 +1,173 @@
+#!/bin/bash
+# File disks where the host has to cooperate (root only):
+#  - a file on a read-only filesystem: without -r every connection is
+#    refused with "serve it with nbdkit -r" and the server stays up; with
+#    -r it serves the data read-only;
+#  - a file on a full filesystem: writes get ENOSPC, the data written
+#    before is intact and the server keeps answering;
+#  - a loop device with 4096-byte sectors as file=: logical-blksize=512
+#    refused with both numbers, 4096 and 16k accepted;
+#  - the kernel path: XFS with 16k blocks and 16k sectors made on a file
+#    disk (nbdfuse + losetup --sector-size 16384 --direct-io=on), the
+#    server stopped and started again on the same file, the filesystem
+#    mounts again and every file's checksum matches.
+source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
+
+[ "$(id -u)" = 0 ] || skip "needs root (mounts and loop devices)"
+requires losetup
+requires nbdfuse
+requires fusermount3
+requires mkfs.xfs
+[ -c /dev/fuse ] || skip "/dev/fuse is missing"
+losetup -f >/dev/null 2>&1 || skip "no free loop device"
+
+py () { "$PYTHON_NBD" - "$@"; }
+
+# mount_tmpfs DIR SIZE: a private tmpfs, unmounted on exit.
+mount_tmpfs () {
+    mkdir -p "$1"
+    mount -t tmpfs -o "size=$2" lbtest "$1" || fail "cannot mount tmpfs on $1"
+    cleanup_fn "umount -l '$1'"
+}
+
+read_only_file () {
+    local dir="$tmpdir/ro"
+    mount_tmpfs "$dir" 8M
+    head -c 1M /dev/urandom >"$dir/disk.img"
+    local want
+    want=$(sha256sum <"$dir/disk.img" | cut -d' ' -f1)
+    mount -o remount,ro "$dir" || fail "cannot remount $dir read-only"
+
+    start_server rw "file=$dir/disk.img" logical-blksize=4k
+    nbdinfo "$(uri_of rw)" >/dev/null 2>&1 &&
+        fail "a read-only file was served to a writable connection"
+    grep -q "largeblock: file $dir/disk.img is read-only: serve it with nbdkit -r" \
+        "$tmpdir/rw.err" || { cat "$tmpdir/rw.err"; fail "no clear read-only error"; }
+    kill -0 "$(cat "$tmpdir/rw.pid")" || fail "the server died"
+
+    "$NBDKIT" -r -f -U "$tmpdir/ro.sock" -P "$tmpdir/ro.pid" \
+        "$LARGEBLOCK_PLUGIN" "file=$dir/disk.img" logical-blksize=4k \
+        2>"$tmpdir/ro.err" &
+    cleanup_fn stop_server $!
+    for _ in $(seq 3000); do [ -s "$tmpdir/ro.pid" ] && break; sleep 0.01; done
+    py "$tmpdir/ro.sock" "$want" <<'EOF' || fail "read-only serving failed"
+import hashlib, sys, nbd
+h = nbd.NBD()
+h.connect_unix(sys.argv[1])
+assert h.is_read_only(), "not read-only"
+assert hashlib.sha256(h.pread(1 << 20, 0)).hexdigest() == sys.argv[2]
+h.shutdown()
+EOF
+    echo "read-only file: refused without -r, served with -r"
+}
+
+full_filesystem () {
+    local dir="$tmpdir/full"
+    mount_tmpfs "$dir" 1M
+    start_server full "file=$dir/disk.img" size=8M blksize=16k \
+        logical-blksize=4k
+    py "$tmpdir/full.sock" <<'EOF' || fail "ENOSPC handling failed"
+import errno, random, sys, nbd
+h = nbd.NBD()
+h.connect_unix(sys.argv[1])
+chunk, written = 128 << 10, []
+for i in range(64):
+    data = random.Random(i).randbytes(chunk)
+    try:
+        h.pwrite(data, i * chunk)
+    except nbd.Error as e:
+        assert e.errnum == errno.ENOSPC, "expected ENOSPC, got %s" % e
+        break
+    written.append(data)
+else:
+    raise AssertionError("8M of writes fitted into a 1M filesystem")
+assert 2 <= len(written) <= 8, "%d chunks written" % len(written)
+for i, data in enumerate(written):
+    assert h.pread(chunk, i * chunk) == data, "chunk %d changed" % i
+h.flush()
+print("ENOSPC after %d KiB; earlier data intact" % (len(written) * 128))
+h.shutdown()
+EOF
+    kill -0 "$(cat "$tmpdir/full.pid")" || fail "the server died on ENOSPC"
+}
+
+loop_block_device () {
+    truncate -s 64M "$tmpdir/backing.img"
+    local loop
+    loop=$(losetup --find --show --sector-size 4096 "$tmpdir/backing.img") ||
+        fail "losetup failed"
+    cleanup_fn "losetup -d '$loop'"
+
+    local out
+    out=$("$NBDKIT" -U - "$LARGEBLOCK_PLUGIN" "file=$loop" \
+          logical-blksize=512 --run true 2>&1) &&
+        fail "logical-blksize=512 on a 4096-byte-sector device was accepted"
+    echo "$out" | grep -q "logical-blksize 512 is smaller than the logical sector of block device $loop (4096 bytes" ||
+        fail "unclear error: $out"
+
+    local lbs
+    for lbs in 4096 16384; do
+        out=$("$NBDKIT" -U - "$LARGEBLOCK_PLUGIN" "file=$loop" blksize=16k \
+              "logical-blksize=$lbs" --run 'nbdinfo "$uri"' 2>&1) ||
+            fail "logical-blksize=$lbs refused: $out"
+        echo "$out" | grep -q "block_size_minimum: $lbs" ||
+            fail "minimum block size is not $lbs: $out"
+        echo "$out" | grep -q "export-size: $((64 << 20))" ||
+            fail "size is not the device's: $out"
+    done
+    echo "loop device: 512 refused, 4096 and 16384 accepted"
+}
+
+# attach NAME: the server NAME as a 16k-sector loop device in $dev.
+attach () {
+    local name=$1 fuse="$tmpdir/$1.fuse"
+    mkdir -p "$fuse"
+    nbdfuse "$fuse/disk" --unix "$tmpdir/$name.sock" &
+    cleanup_fn "mountpoint -q '$fuse' && fusermount3 -u '$fuse'"
+    for _ in $(seq 1000); do [ -e "$fuse/disk" ] && break; sleep 0.01; done
+    [ -e "$fuse/disk" ] || fail "nbdfuse did not start"
+    dev=$(losetup --find --show --sector-size 16384 --direct-io=on \
+          "$fuse/disk") || fail "losetup on the FUSE file failed"
+    cleanup_fn "losetup -d '$dev' 2>/dev/null"
+    [ "$(blockdev --getss "$dev")" = 16384 ] || fail "$dev is not 16k-sector"
+}
+
+detach () {
+    local name=$1
+    losetup -d "$dev"
+    fusermount3 -u "$tmpdir/$name.fuse"
+    stop_server "$(cat "$tmpdir/$name.pid")"
+}
+
+kernel_xfs_survives_restart () {
+    local img="$tmpdir/xfs16k.img" mnt="$tmpdir/mnt"
+    mkdir -p "$mnt"
+
+    start_server xfs1 "file=$img" size=512M blksize=16k logical-blksize=16k
+    attach xfs1
+    mkfs.xfs -q -b size=16384 -s size=16384 "$dev" || fail "mkfs.xfs failed"
+    mount "$dev" "$mnt" || fail "mounting the 16k XFS failed"
+    cleanup_fn "mountpoint -q '$mnt' && umount '$mnt'"
+    for i in 1 2 3; do
+        head -c $((i * 3 << 20)) /dev/urandom >"$mnt/file$i"
+    done
+    (cd "$mnt" && sha256sum file1 file2 file3) >"$tmpdir/sums"
+    sync
+    umount "$mnt"
+    detach xfs1
+
+    start_server xfs2 "file=$img" blksize=16k logical-blksize=16k
+    attach xfs2
+    mount "$dev" "$mnt" || fail "the XFS did not mount after a restart"
+    (cd "$mnt" && sha256sum -c --quiet "$tmpdir/sums") ||
+        fail "checksums differ after a restart"
+    umount "$mnt"
+    detach xfs2
+    echo "kernel: 16k XFS on a file disk mounts and verifies after a restart"
+}
+
+read_only_file
+full_filesystem
+loop_block_device
+kernel_xfs_survives_restart
+echo PASS
