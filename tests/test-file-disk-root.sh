@@ -5,6 +5,8 @@
 #    -r it serves the data read-only;
 #  - a file on a full filesystem: writes get ENOSPC, the data written
 #    before is intact and the server keeps answering;
+#  - a file whose reads fail with EIO (nbdkit's error filter behind
+#    nbdfuse): the client gets EIO, writes still work, the server stays;
 #  - a loop device with 4096-byte sectors as file=: logical-blksize=512
 #    refused with both numbers, 4096 and 16k accepted;
 #  - the kernel path: XFS with 16k blocks and 16k sectors made on a file
@@ -91,6 +93,40 @@ EOF
     kill -0 "$(cat "$tmpdir/full.pid")" || fail "the server died on ENOSPC"
 }
 
+eio_from_host () {
+    local fuse="$tmpdir/eio.fuse"
+    mkdir -p "$fuse"
+    "$NBDKIT" -f -U "$tmpdir/bad.sock" -P "$tmpdir/bad.pid" \
+        --filter=error memory 4M error=EIO error-pread-rate=100% \
+        2>"$tmpdir/bad.err" &
+    cleanup_fn stop_server $!
+    for _ in $(seq 3000); do [ -s "$tmpdir/bad.pid" ] && break; sleep 0.01; done
+    nbdfuse "$fuse/disk" --unix "$tmpdir/bad.sock" &
+    cleanup_fn "mountpoint -q '$fuse' && fusermount3 -u '$fuse'"
+    for _ in $(seq 1000); do [ -e "$fuse/disk" ] && break; sleep 0.01; done
+    [ -e "$fuse/disk" ] || fail "nbdfuse did not start"
+
+    start_server eio "file=$fuse/disk" logical-blksize=4k
+    py "$tmpdir/eio.sock" <<'EOF' || fail "EIO was not passed on"
+import errno, sys, nbd
+h = nbd.NBD()
+h.connect_unix(sys.argv[1])
+for attempt in range(2):
+    try:
+        h.pread(4096, 8192)
+        raise AssertionError("a read of a failing file succeeded")
+    except nbd.Error as e:
+        assert e.errnum == errno.EIO, "expected EIO, got %s" % e
+h.pwrite(b"\x11" * 4096, 0)
+h.flush()
+h.shutdown()
+EOF
+    kill -0 "$(cat "$tmpdir/eio.pid")" || fail "the server died on EIO"
+    stop_server "$(cat "$tmpdir/eio.pid")"
+    fusermount3 -u "$fuse"
+    echo "EIO from the host: passed on, the server kept serving"
+}
+
 loop_block_device () {
     truncate -s 64M "$tmpdir/backing.img"
     local loop
@@ -168,6 +204,7 @@ kernel_xfs_survives_restart () {
 
 read_only_file
 full_filesystem
+eio_from_host
 loop_block_device
 kernel_xfs_survives_restart
 echo PASS
