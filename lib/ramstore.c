@@ -10,12 +10,15 @@
  *   published with compare-and-swap (the loser frees its copy), and are
  *   never freed while the store lives, so a walker can never see a node
  *   disappear.  (A node costs 4 KiB per 512 folio slots it ever held.)
- * - Folio slots are guarded by striped read/write locks, stripe = folio
- *   index modulo NR_STRIPES.  Readers copy out of a folio under the read
- *   lock, so a concurrent trim cannot free it mid-copy; writes, trims and
- *   zeros change a slot or a folio's bytes under the write lock.  A reader
- *   that finds an empty slot needs no lock at all: the folio was absent at
- *   that instant, and zeros are a valid answer.
+ * - Folio slots are guarded by striped read/write locks.  Folios are
+ *   grouped in aligned runs of GROUP_BYTES (64 KiB, or one folio if
+ *   larger), and stripe = group index modulo NR_STRIPES, so a large
+ *   request over small folios takes one lock per group, not per folio.
+ *   Readers copy out of a folio under the read lock, so a concurrent trim
+ *   cannot free it mid-copy; writes, trims and zeros change a slot or a
+ *   folio's bytes under the write lock.  A reader that finds a group's
+ *   slots empty needs no lock at all: those folios were absent at that
+ *   instant, and zeros are a valid answer.
  * - No request holds two stripe locks at once, so there is no lock order.
  * - Each stripe owns a folio allocator (slab.h) used only under that
  *   stripe's write lock, so allocation takes no lock of its own.
@@ -44,6 +47,7 @@
 #define NODE_SHIFT 9
 #define NODE_SLOTS (1u << NODE_SHIFT)
 #define NR_STRIPES 256
+#define GROUP_SHIFT 16          /* lock groups span 64 KiB of folios */
 
 struct node {
   _Atomic (void *) slot[NODE_SLOTS];
@@ -58,6 +62,7 @@ struct ramstore {
   struct lb_store store;        /* must be first */
   const struct lb_geometry *g;
   unsigned levels;              /* 1: the root's slots are folios */
+  unsigned group_shift;         /* log2 of folios per lock group */
   struct node *root;
   uint64_t limit_folios;        /* 0: unlimited */
   _Atomic uint64_t charged;     /* allocated + reserved by writes */
@@ -76,7 +81,7 @@ to_ramstore (struct lb_store *s)
 static struct stripe *
 stripe_of (struct ramstore *rs, uint64_t folio_idx)
 {
-  return &rs->stripes[folio_idx % NR_STRIPES];
+  return &rs->stripes[(folio_idx >> rs->group_shift) % NR_STRIPES];
 }
 
 /* Folio slots one slot at `level` spans (level 1: one folio). */
@@ -295,27 +300,94 @@ for_each_chunk (struct ramstore *rs, uint64_t offset, uint64_t count,
   return 0;
 }
 
-static int
-read_chunk (struct ramstore *rs, const struct chunk *c, size_t done,
-            void *opaque)
-{
-  char *dst = (char *) opaque + done;
-  _Atomic (void *) *slot = folio_slot (rs, c->folio_idx, false);
-  struct stripe *st;
-  char *folio;
+/* Part of a request inside one lock group: folios [first, first + nr),
+ * whose bottom-level slots are contiguous.
+ */
+struct group_span {
+  uint64_t offset;              /* byte offset on the disk */
+  uint64_t first;
+  uint32_t nr;
+  uint32_t bytes;
+  size_t done;                  /* bytes of the request before this span */
+};
 
-  if (slot == NULL ||
-      atomic_load_explicit (slot, memory_order_acquire) == NULL) {
-    memset (dst, 0, c->bytes);
+typedef int (*group_fn) (struct ramstore *rs, const struct group_span *gs,
+                         void *opaque);
+
+/* Split [offset, offset + count) at lock group boundaries. */
+static int
+for_each_group (struct ramstore *rs, uint64_t offset, uint64_t count,
+                group_fn fn, void *opaque)
+{
+  const struct lb_geometry *g = rs->g;
+  unsigned shift = g->physical_shift + rs->group_shift;
+  size_t done = 0;
+
+  while (count > 0) {
+    uint64_t group_bytes = UINT64_C (1) << shift;
+    uint64_t room = group_bytes - (offset & (group_bytes - 1));
+    struct group_span gs = {
+      .offset = offset,
+      .first = lb_folio_idx (g, offset),
+      .bytes = (uint32_t) (count < room ? count : room),
+      .done = done,
+    };
+
+    gs.nr = (uint32_t) (lb_folio_idx (g, offset + gs.bytes - 1) - gs.first
+                        + 1);
+    if (fn (rs, &gs, opaque) == -1)
+      return -1;
+    offset += gs.bytes;
+    count -= gs.bytes;
+    done += gs.bytes;
+  }
+  return 0;
+}
+
+static bool
+any_present (_Atomic (void *) *slots, uint32_t nr)
+{
+  for (uint32_t i = 0; i < nr; i++)
+    if (atomic_load_explicit (&slots[i], memory_order_acquire))
+      return true;
+  return false;
+}
+
+/* Bytes of a span's piece in one folio, starting pos bytes into the span
+ * and in_folio bytes into that folio.
+ */
+static uint32_t
+piece_bytes (const struct lb_geometry *g, const struct group_span *gs,
+             uint32_t pos, uint32_t in_folio)
+{
+  uint32_t room = g->physical_bytes - in_folio;
+
+  return gs->bytes - pos < room ? gs->bytes - pos : room;
+}
+
+static int
+read_group (struct ramstore *rs, const struct group_span *gs, void *opaque)
+{
+  char *dst = (char *) opaque + gs->done;
+  _Atomic (void *) *slots = folio_slot (rs, gs->first, false);
+  struct stripe *st;
+
+  if (slots == NULL || !any_present (slots, gs->nr)) {
+    memset (dst, 0, gs->bytes);
     return 0;
   }
-  st = stripe_of (rs, c->folio_idx);
+  st = stripe_of (rs, gs->first);
   pthread_rwlock_rdlock (&st->lock);
-  folio = atomic_load_explicit (slot, memory_order_acquire);
-  if (folio)
-    memcpy (dst, folio + c->in_folio, c->bytes);
-  else
-    memset (dst, 0, c->bytes);
+  uint32_t in_folio = lb_folio_offset (rs->g, gs->offset);
+  for (uint32_t i = 0, pos = 0, len; pos < gs->bytes;
+       i++, pos += len, in_folio = 0) {
+    char *folio = atomic_load_explicit (&slots[i], memory_order_acquire);
+    len = piece_bytes (rs->g, gs, pos, in_folio);
+    if (folio)
+      memcpy (dst + pos, folio + in_folio, len);
+    else
+      memset (dst + pos, 0, len);
+  }
   pthread_rwlock_unlock (&st->lock);
   return 0;
 }
@@ -323,7 +395,7 @@ read_chunk (struct ramstore *rs, const struct chunk *c, size_t done,
 static int
 ram_pread (struct lb_store *s, void *buf, uint32_t count, uint64_t offset)
 {
-  return for_each_chunk (to_ramstore (s), offset, count, read_chunk, buf);
+  return for_each_group (to_ramstore (s), offset, count, read_group, buf);
 }
 
 /* State of a write (or a NO_HOLE zero: src == NULL writes zeros). */
@@ -383,32 +455,34 @@ new_folio_locked (struct ramstore *rs, struct stripe *st,
 }
 
 static int
-write_chunk (struct ramstore *rs, const struct chunk *c, size_t done,
-             void *opaque)
+write_group (struct ramstore *rs, const struct group_span *gs, void *opaque)
 {
   struct write_state *ws = opaque;
-  _Atomic (void *) *slot = folio_slot (rs, c->folio_idx, true);
-  struct stripe *st = stripe_of (rs, c->folio_idx);
-  char *folio;
+  _Atomic (void *) *slots = folio_slot (rs, gs->first, true);
+  struct stripe *st = stripe_of (rs, gs->first);
   int r = 0;
 
-  if (slot == NULL)
+  if (slots == NULL)
     return -1;
   pthread_rwlock_wrlock (&st->lock);
-  folio = atomic_load_explicit (slot, memory_order_relaxed);
-  if (folio == NULL) {
-    folio = new_folio_locked (rs, st, ws);
+  uint32_t in_folio = lb_folio_offset (rs->g, gs->offset);
+  for (uint32_t i = 0, pos = 0, len; pos < gs->bytes;
+       i++, pos += len, in_folio = 0) {
+    char *folio = atomic_load_explicit (&slots[i], memory_order_relaxed);
+    len = piece_bytes (rs->g, gs, pos, in_folio);
     if (folio == NULL) {
-      r = -1;
-      goto out;
+      folio = new_folio_locked (rs, st, ws);
+      if (folio == NULL) {
+        r = -1;
+        break;
+      }
+      atomic_store_explicit (&slots[i], folio, memory_order_release);
     }
-    atomic_store_explicit (slot, folio, memory_order_release);
+    if (ws->src)
+      memcpy (folio + in_folio, ws->src + gs->done + pos, len);
+    else
+      memset (folio + in_folio, 0, len);
   }
-  if (ws->src)
-    memcpy (folio + c->in_folio, ws->src + done, c->bytes);
-  else
-    memset (folio + c->in_folio, 0, c->bytes);
-out:
   pthread_rwlock_unlock (&st->lock);
   return r;
 }
@@ -422,7 +496,7 @@ write_range (struct ramstore *rs, const void *src, uint64_t count,
 
   if (reserve_for_write (rs, offset, count, &ws) == -1)
     return -1;
-  r = for_each_chunk (rs, offset, count, write_chunk, &ws);
+  r = for_each_group (rs, offset, count, write_group, &ws);
   saved_errno = errno;
   uncharge (rs, ws.reserved);
   errno = saved_errno;
@@ -695,6 +769,9 @@ lb_ramstore_new (const struct lb_geometry *g, uint64_t memory_limit_bytes)
   rs->store.geom = g;
   rs->g = g;
   rs->levels = levels_for (g->nr_folios);
+  /* Groups never straddle a bottom node: at most 128 of its 512 slots. */
+  rs->group_shift = g->physical_shift >= GROUP_SHIFT ? 0
+                    : GROUP_SHIFT - g->physical_shift;
   rs->limit_folios = memory_limit_bytes >> g->physical_shift;
   for (unsigned i = 0; i < NR_STRIPES; i++) {
     pthread_rwlock_init (&rs->stripes[i].lock, NULL);
