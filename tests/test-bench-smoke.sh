@@ -1,0 +1,30 @@
+#!/bin/bash
+# The benchmark runs: a quick pass of bench/largeblock-bench.py (a few
+# seconds of each section against largeblock and its peers) produces a
+# report with every section and a row for every server.  No timing is
+# judged here: the machine is shared and noisy.
+source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
+
+requires fio
+requires nbdinfo
+requires nbdcopy
+
+report="$tmpdir/performance.md"
+"$PYTHON_NBD" "$abs_top_srcdir/bench/largeblock-bench.py" --quick \
+    --output "$report" --json "$tmpdir/raw.json" 2>"$tmpdir/progress" ||
+    { cat "$tmpdir/progress"; fail "the benchmark failed"; }
+
+for heading in "## Targets" "## Throughput" "## Memory" "## Scale" \
+               "## Huge pages" "## The RAM store's own cost"; do
+    grep -qF "$heading" "$report" || fail "no '$heading' section in the report"
+done
+for server in memory-sparse memory-malloc null largeblock-16k/16k; do
+    grep -qE "^\| randwrite \| 16k \| 1 \| $server \| [0-9]+ \|" "$report" ||
+        fail "no randwrite row for $server"
+done
+grep -qE '^\| 7E \| [0-9.]+ ms \| [0-9]+ KiB \|' "$report" ||
+    fail "no startup row for 7E"
+"$PYTHON_NBD" -c 'import json, sys; d = json.load(open(sys.argv[1]));
+assert len(d["cells"]) == 2 and len(d["copy_cost"]) == 4' "$tmpdir/raw.json" ||
+    fail "the raw JSON is incomplete"
+echo PASS
