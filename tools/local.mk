@@ -3,3 +3,16 @@
 
 lib_liblargeblock_la_SOURCES += lib/pattern.c lib/pattern.h
 tests_unit_check_lib_SOURCES += tests/unit/check-pattern.c
+
+# Installed into $(bindir) through its own directory variable, so that this
+# fragment needs no "bin_PROGRAMS =" of its own (automake refuses "+=" on
+# an undefined variable, and other fragments may define it).
+toolsbindir = $(bindir)
+toolsbin_PROGRAMS = tools/largeblock-verify
+tools_largeblock_verify_SOURCES = \
+	tools/largeblock-verify.c \
+	tools/verify-integrity.c \
+	tools/verify-probe.c \
+	tools/verify.h
+tools_largeblock_verify_CFLAGS = $(AM_CFLAGS) $(LIBNBD_CFLAGS)
+tools_largeblock_verify_LDADD = lib/liblargeblock.la $(LIBNBD_LIBS)
