@@ -87,23 +87,39 @@ io_name (bool write)
   return write ? "write" : "read";
 }
 
+/* The size to probe for one advertised block size: the NBD default when
+ * not advertised, capped by the region and libnbd's request limit; the
+ * label says which.
+ */
+static uint64_t
+aligned_probe_bytes (const struct probe_ctx *c, uint32_t advertised,
+                     uint32_t fallback, const char *what, char *label,
+                     size_t label_len)
+{
+  uint64_t cap = c->ex->region_bytes < LIBNBD_MAX_REQUEST_BYTES
+    ? c->ex->region_bytes : LIBNBD_MAX_REQUEST_BYTES;
+  uint64_t count = advertised ? advertised : fallback;
+
+  cap -= cap % c->ex->block_bytes;
+  snprintf (label, label_len, "%s%s%s", what,
+            advertised ? "" : ", not advertised",
+            count > cap ? ", capped" : "");
+  return count > cap ? cap : count;
+}
+
 static void
-probe_aligned (struct probe_ctx *c, uint32_t count, const char *what)
+probe_aligned (struct probe_ctx *c, uint32_t advertised, uint32_t fallback,
+               const char *what)
 {
   uint64_t base = c->ex->region_offset_bytes;
-  char name[64];
+  char label[64], name[96];
+  uint64_t count = aligned_probe_bytes (c, advertised, fallback, what, label,
+                                        sizeof label);
   int err_no;
 
-  if (count == 0 || count > c->ex->region_bytes ||
-      count > LIBNBD_MAX_REQUEST_BYTES) {
-    snprintf (name, sizeof name, "aligned %s", what);
-    report_probe (c->rep, name, PROBE_SKIP, "size %" PRIu32 " does not fit "
-                  "the region or libnbd's 64M limit", count);
-    return;
-  }
   for (int w = c->opts->write; w >= 0; w--) {
-    snprintf (name, sizeof name, "%s %" PRIu32 " (%s)", io_name (w), count,
-              what);
+    snprintf (name, sizeof name, "%s %" PRIu64 " (%s)", io_name (w), count,
+              label);
     fill_bytes (c->data, count, count);
     if (do_io (*c->h, w, c->data, count, base, &err_no) == -1) {
       report_probe (c->rep, name, PROBE_FAIL, "failed: %s%s",
@@ -127,14 +143,14 @@ probe_oversized (struct probe_ctx *c)
   int err_no;
 
   for (int w = c->opts->write; w >= 0; w--) {
-    char name[64];
+    char name[96];
     snprintf (name, sizeof name, "%s %" PRIu64 " (above maximum)",
               io_name (w), count);
     if (c->ex->max_bytes == 0 || count > c->ex->region_bytes ||
         count > LIBNBD_MAX_REQUEST_BYTES) {
       report_probe (c->rep, name, PROBE_SKIP, c->ex->max_bytes == 0
                     ? "no maximum advertised"
-                    : "does not fit the region or libnbd's 64M limit");
+                    : "above the region or libnbd's 64M limit");
       continue;
     }
     fill_bytes (c->data, count, count);
@@ -206,7 +222,7 @@ probe_misaligned (struct probe_ctx *c, bool write, uint64_t delta_bytes,
 {
   uint64_t base = c->ex->region_offset_bytes;
   uint64_t area_bytes = 3 * (uint64_t) c->ex->min_bytes;
-  char name[64];
+  char name[96];
   int err_no, read_errno, r;
 
   snprintf (name, sizeof name, "%s %" PRIu64 " at +%" PRIu64 " (%s)",
@@ -282,9 +298,9 @@ verify_probes (const struct verify_opts *opts,
     report_probe (rep, "probe buffers", PROBE_FAIL, "out of memory");
     goto out;
   }
-  probe_aligned (&c, ex->min_bytes, "minimum");
-  probe_aligned (&c, ex->preferred_bytes, "preferred");
-  probe_aligned (&c, ex->max_bytes, "maximum");
+  probe_aligned (&c, ex->min_bytes, LB_PATTERN_MIN_BLOCK_BYTES, "minimum");
+  probe_aligned (&c, ex->preferred_bytes, 4096, "preferred");
+  probe_aligned (&c, ex->max_bytes, 32u << 20, "maximum");
   probe_oversized (&c);
   probe_all_misaligned (&c);
  out:

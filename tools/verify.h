@@ -58,7 +58,7 @@ enum probe_result { PROBE_PASS, PROBE_FAIL, PROBE_SKIP };
 #define VERIFY_MAX_ERRORS 20
 
 struct probe {
-  char name[64];
+  char name[96];
   enum probe_result result;
   char detail[192];
 };
