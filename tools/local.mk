@@ -23,3 +23,7 @@ tests_nbdkit_broken_plugin_la_SOURCES = tests/broken-plugin.c
 tests_nbdkit_broken_plugin_la_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
 tests_nbdkit_broken_plugin_la_LDFLAGS = \
 	-module -avoid-version -shared -no-undefined -rpath /nowhere
+
+integration_tests += \
+	tests/test-verify-largeblock-clean-bill.sh
+EXTRA_DIST += tests/verify-functions.sh
