@@ -27,3 +27,6 @@ tests_nbdkit_broken_plugin_la_LDFLAGS = \
 integration_tests += \
 	tests/test-verify-largeblock-clean-bill.sh
 EXTRA_DIST += tests/verify-functions.sh
+integration_tests += \
+	tests/test-verify-broken-server-classified.sh \
+	tests/test-verify-other-servers-reported.sh
