@@ -30,3 +30,4 @@ EXTRA_DIST += tests/verify-functions.sh
 integration_tests += \
 	tests/test-verify-broken-server-classified.sh \
 	tests/test-verify-other-servers-reported.sh
+integration_tests += tests/test-verify-only-after-restart.sh
