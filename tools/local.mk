@@ -31,3 +31,13 @@ integration_tests += \
 	tests/test-verify-broken-server-classified.sh \
 	tests/test-verify-other-servers-reported.sh
 integration_tests += tests/test-verify-only-after-restart.sh
+
+man_MANS += docs/largeblock-verify.1
+EXTRA_DIST += docs/largeblock-verify.pod
+CLEANFILES += docs/largeblock-verify.1
+docs/largeblock-verify.1: docs/largeblock-verify.pod
+	$(AM_V_GEN)$(MKDIR_P) docs && $(POD2MAN) --section=1 \
+	  --center=largeblock --release=largeblock-$(VERSION) \
+	  --name=largeblock-verify $< $@
+
+integration_tests += tests/test-verify-docs-cover-every-option.sh
