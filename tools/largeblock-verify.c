@@ -305,6 +305,12 @@ verdict_of (int code)
     : code == VERIFY_EXIT_NONCONFORMANT ? "non-conformant" : "data error";
 }
 
+static const char *
+yes_no (bool b)
+{
+  return b ? "yes" : "no";
+}
+
 static void
 print_human (const struct verify_opts *o, const struct verify_export *ex,
              const struct verify_report *rep, int code)
@@ -314,6 +320,9 @@ print_human (const struct verify_opts *o, const struct verify_export *ex,
   printf ("block sizes        minimum %" PRIu32 ", preferred %" PRIu32
           ", maximum %" PRIu32 " (0: not advertised)\n", ex->min_bytes,
           ex->preferred_bytes, ex->max_bytes);
+  printf ("features           trim %s, zero %s, flush %s, multi-conn %s\n",
+          yes_no (ex->can_trim), yes_no (ex->can_zero),
+          yes_no (ex->can_flush), yes_no (ex->multi_conn));
   printf ("conformance\n");
   for (unsigned i = 0; i < rep->nr_probes; i++)
     printf ("  %-4s  %-40s %s\n", result_names[rep->probes[i].result],
@@ -361,6 +370,12 @@ json_string (const char *s)
   putchar ('"');
 }
 
+static const char *
+json_bool (bool b)
+{
+  return b ? "true" : "false";
+}
+
 static void
 print_json_integrity (const struct verify_opts *o,
                       const struct verify_export *ex,
@@ -405,8 +420,12 @@ print_json (const struct verify_opts *o, const struct verify_export *ex,
     json_string (rep->probes[i].detail);
     printf ("}");
   }
-  printf ("],\n \"misaligned_policy\": \"%s\", \"disconnects\": %u",
-          rep->misaligned_policy, rep->disconnects);
+  printf ("],\n \"features\": {\"trim\": %s, \"zero\": %s, \"flush\": %s, "
+          "\"multi_conn\": %s},\n \"misaligned_policy\": \"%s\", "
+          "\"disconnects\": %u", json_bool (ex->can_trim),
+          json_bool (ex->can_zero), json_bool (ex->can_flush),
+          json_bool (ex->multi_conn), rep->misaligned_policy,
+          rep->disconnects);
   if (rep->integrity_run)
     print_json_integrity (o, ex, rep);
   printf (",\n \"result\": \"%s\", \"exit_code\": %d}\n", verdict_of (code),
