@@ -12,6 +12,11 @@
  *                                    acknowledged and lost
  *   mode=good                        no bug (the control)
  *
+ * and, in any mode, misaligned=einval (the default: refuse misaligned
+ * requests with EINVAL), misaligned=eio (refuse them with the wrong
+ * errno) or misaligned=drop (serve misaligned reads, acknowledge
+ * misaligned writes and store nothing).
+ *
  * Test-only code.  One mutex guards the disk.
  */
 #include <config.h>
@@ -34,6 +39,7 @@ enum mode { MODE_GOOD, MODE_MISDIRECT, MODE_TEAR, MODE_STALE };
 
 static uint64_t size_bytes, target_bytes, dest_bytes;
 static const char *freeze_path;
+static enum { MIS_EINVAL, MIS_EIO, MIS_DROP } misaligned_mode;
 static unsigned sector_mask;
 static enum mode mode = MODE_GOOD;
 static uint8_t *disk;
@@ -50,6 +56,11 @@ broken_config (const char *key, const char *value)
     return nbdkit_parse_uint64_t (key, value, &dest_bytes);
   if (strcmp (key, "sectors") == 0)
     return nbdkit_parse_unsigned (key, value, &sector_mask);
+  if (strcmp (key, "misaligned") == 0) {
+    misaligned_mode = strcmp (value, "eio") == 0 ? MIS_EIO
+      : strcmp (value, "drop") == 0 ? MIS_DROP : MIS_EINVAL;
+    return 0;
+  }
   if (strcmp (key, "freeze") == 0) {
     freeze_path = value;
     return 0;
@@ -106,21 +117,27 @@ broken_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
   return 0;
 }
 
-/* Like a real 4k-sector device: misaligned requests get EINVAL. */
+/* Misaligned requests get EINVAL (like a real 4k-sector device) or, by
+ * parameter, EIO; with misaligned=drop they pass (*served says so).
+ */
 static bool
-misaligned (uint32_t count, uint64_t offset)
+misaligned (uint32_t count, uint64_t offset, bool *served)
 {
+  *served = false;
   if (offset % BLOCK_BYTES == 0 && count % BLOCK_BYTES == 0)
     return false;
-  nbdkit_set_error (EINVAL);
-  return true;
+  *served = misaligned_mode == MIS_DROP;
+  nbdkit_set_error (misaligned_mode == MIS_EIO ? EIO : EINVAL);
+  return !*served;
 }
 
 static int
 broken_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
               uint32_t flags)
 {
-  if (misaligned (count, offset))
+  bool served;
+
+  if (misaligned (count, offset, &served))
     return -1;
   pthread_mutex_lock (&lock);
   memcpy (buf, disk + offset, count);
@@ -146,8 +163,12 @@ static int
 broken_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
                uint32_t flags)
 {
-  if (misaligned (count, offset))
+  bool dropped;
+
+  if (misaligned (count, offset, &dropped))
     return -1;
+  if (dropped)
+    return 0;
   pthread_mutex_lock (&lock);
   for (uint32_t done = 0; done < count; done += BLOCK_BYTES)
     store_block ((const uint8_t *) buf + done, offset + done);

@@ -7,7 +7,9 @@
 #  - tear: writes to the block at 8192 drop sectors 1 and 3 (mask 10);
 #  - stale: after a good run, writes are acknowledged and lost, so every
 #    block the second run overwrote still holds generation 1.
-# The same plugin without a bug (mode=good) passes: exit 0.
+# The same plugin without a bug (mode=good) passes: exit 0.  Misaligned
+# requests refused with EIO instead of EINVAL, or misaligned writes
+# acknowledged and lost, are non-conformant (exit 1) with the data intact.
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 source "$abs_top_srcdir/tests/verify-functions.sh"
 
@@ -53,4 +55,23 @@ json_assert stale2 \
     "r['integrity']['errors_total'] == blocks['stale']" \
     "all(e.startswith('stale: block at ') and \
 e.endswith(' holds generation 1, expected 2') for e in errors)"
+start_nbdkit eio "$BROKEN_PLUGIN" size=1M misaligned=eio
+run_verify eio --write --seed 4 "$(uri_of eio)"
+expect_rc eio 1
+json_assert eio \
+    "r['result'] == 'non-conformant' and r['misaligned_policy'] == 'broken'" \
+    "len(failed) == 4 and blocks['good'] == 256" \
+    "probes['write 4096 at +2048 (misaligned offset)']['detail'] == \
+'refused with a wrong errno: Input/output error (expected EINVAL)'"
+
+start_nbdkit drop "$BROKEN_PLUGIN" size=1M misaligned=drop
+run_verify drop --write --seed 4 "$(uri_of drop)"
+expect_rc drop 1
+json_assert drop \
+    "failed == ['write 4096 at +2048 (misaligned offset)', \
+'write 6144 at +0 (misaligned length)']" \
+    "probes['write 6144 at +0 (misaligned length)']['detail'] == \
+'succeeded with wrong data'" \
+    "probes['read 4096 at +2048 (misaligned offset)']['detail'] == \
+'served correctly'"
 echo PASS

@@ -56,4 +56,9 @@ grep -q "refusing to write.*pass --write" "$tmpdir/nowrite.out" ||
 "$VERIFY" --write --size 16M "$uri" >"$tmpdir/size.out" 2>&1 && rc=0 ||
     rc=$?
 [ "$rc" -eq 3 ] || fail "--size 16M on 8M: exit $rc: $(cat "$tmpdir/size.out")"
+# Nothing listening: the tool could not run.
+run_verify nobody --write "nbd+unix:///?socket=$tmpdir/nobody.sock"
+expect_rc nobody 4
+grep -q "cannot connect to nbd+unix:///?socket=$tmpdir/nobody.sock" \
+    "$tmpdir/nobody.verr" || fail "no connection: $(cat "$tmpdir/nobody.verr")"
 echo PASS
