@@ -3,7 +3,8 @@
 # geometries: the advertised sizes are reported as given, every probe
 # passes, the misaligned policy is "refuse" with misaligned=error and
 # "serve" with misaligned=allow, and every stamped block verifies.  It
-# also refuses to write without --write, and rejects a bad region.
+# also refuses to write without --write or to a read-only export, and
+# rejects a bad region.
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 source "$abs_top_srcdir/tests/verify-functions.sh"
 
@@ -56,6 +57,13 @@ grep -q "refusing to write.*pass --write" "$tmpdir/nowrite.out" ||
 "$VERIFY" --write --size 16M "$uri" >"$tmpdir/size.out" 2>&1 && rc=0 ||
     rc=$?
 [ "$rc" -eq 3 ] || fail "--size 16M on 8M: exit $rc: $(cat "$tmpdir/size.out")"
+# A read-only export is not written to, and not merely by failing.
+start_nbdkit ro -r memory 1M
+run_verify ro --write "$(uri_of ro)"
+expect_rc ro 3
+grep -q "is read-only: --write cannot write to it" "$tmpdir/ro.verr" ||
+    fail "read-only: $(cat "$tmpdir/ro.verr")"
+
 # Nothing listening: the tool could not run.
 run_verify nobody --write "nbd+unix:///?socket=$tmpdir/nobody.sock"
 expect_rc nobody 4

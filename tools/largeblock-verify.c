@@ -246,6 +246,7 @@ describe_export (struct nbd_handle *h, struct verify_export *ex)
   ex->max_bytes = block_size_of (h, LIBNBD_SIZE_MAXIMUM);
   ex->block_bytes = ex->min_bytes > LB_PATTERN_MIN_BLOCK_BYTES
     ? ex->min_bytes : LB_PATTERN_MIN_BLOCK_BYTES;
+  ex->read_only = nbd_is_read_only (h) == 1;
   ex->can_trim = nbd_can_trim (h) == 1;
   ex->can_zero = nbd_can_zero (h) == 1;
   ex->can_flush = nbd_can_flush (h) == 1;
@@ -447,6 +448,8 @@ main (int argc, char **argv)
   if (!h)
     return VERIFY_EXIT_FAILURE;
   describe_export (h, &ex);
+  if (opts.write && ex.read_only)
+    usage_error ("%s is read-only: --write cannot write to it", opts.uri);
   choose_region (&opts, &ex);
   verify_probes (&opts, &ex, &h, &rep);
   nbd_close (h);

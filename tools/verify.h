@@ -49,7 +49,7 @@ struct verify_export {
   uint32_t io_max_bytes;        /* largest integrity request */
   uint64_t region_offset_bytes;
   uint64_t region_bytes;
-  bool can_trim, can_zero, can_flush, multi_conn;
+  bool read_only, can_trim, can_zero, can_flush, multi_conn;
 };
 
 enum probe_result { PROBE_PASS, PROBE_FAIL, PROBE_SKIP };
