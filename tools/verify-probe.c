@@ -190,8 +190,8 @@ prepare_area (struct probe_ctx *c, uint64_t area_bytes, const char *name)
 
 /* The misaligned request itself failed: judge errno and the data. */
 static enum misaligned_verdict
-judge_refusal (struct probe_ctx *c, const char *name, int err_no,
-               bool changed)
+judge_refusal (struct probe_ctx *c, const char *name, bool write,
+               int err_no, bool changed)
 {
   if (changed) {
     report_probe (c->rep, name, PROBE_FAIL, "refused (%s) but data changed",
@@ -203,7 +203,8 @@ judge_refusal (struct probe_ctx *c, const char *name, int err_no,
                   "%s (expected EINVAL)", strerror (err_no));
     return MIS_BROKEN;
   }
-  report_probe (c->rep, name, PROBE_PASS, "refused: EINVAL, data untouched");
+  report_probe (c->rep, name, PROBE_PASS, "refused: EINVAL%s",
+                write ? ", data untouched" : "");
   return MIS_REFUSED;
 }
 
@@ -240,7 +241,7 @@ probe_misaligned (struct probe_ctx *c, bool write, uint64_t delta_bytes,
     return r == 0
       ? judge_service (c, name,
                        memcmp (c->got, c->expect + delta_bytes, count) == 0)
-      : judge_refusal (c, name, err_no, false);
+      : judge_refusal (c, name, false, err_no, false);
   if (do_io (*c->h, false, c->got, area_bytes, base, &read_errno) == -1) {
     report_probe (c->rep, name, PROBE_FAIL, "reading the area back failed: "
                   "%s", strerror (read_errno));
@@ -248,7 +249,7 @@ probe_misaligned (struct probe_ctx *c, bool write, uint64_t delta_bytes,
     return MIS_BROKEN;
   }
   if (r == -1)
-    return judge_refusal (c, name, err_no,
+    return judge_refusal (c, name, true, err_no,
                           memcmp (c->got, c->expect, area_bytes) != 0);
   memcpy (c->expect + delta_bytes, c->data, count);
   return judge_service (c, name,
