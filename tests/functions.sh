@@ -36,22 +36,36 @@ requires () { command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"; }
 tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/lbtest.XXXXXX")
 cleanup_fn rm -rf "$tmpdir"
 
-# start_server NAME PARAM...: nbdkit in the background on
-# $tmpdir/NAME.sock with pid file $tmpdir/NAME.pid; stopped on exit.
-start_server () {
+# start_bg NAME CMD...: run CMD in the background (stderr in
+# $tmpdir/NAME.err), stop it on exit, and wait until it has written its
+# pid file $tmpdir/NAME.pid.
+start_bg () {
     local name=$1; shift
-    local sock="$tmpdir/$name.sock" pidfile="$tmpdir/$name.pid" i
-    "$NBDKIT" -f -U "$sock" -P "$pidfile" "$LARGEBLOCK_PLUGIN" "$@" \
-        2>"$tmpdir/$name.err" &
+    local pidfile="$tmpdir/$name.pid" i
+    "$@" 2>"$tmpdir/$name.err" &
     local pid=$!
     cleanup_fn stop_server "$pid"
     for (( i=0; i<3000; i++ )); do
         [ -s "$pidfile" ] && return 0
         kill -0 "$pid" 2>/dev/null || {
-            cat "$tmpdir/$name.err" >&2; fail "nbdkit $name did not start"; }
+            cat "$tmpdir/$name.err" >&2; fail "$name ($1) did not start"; }
         sleep 0.01
     done
-    fail "nbdkit $name did not start in 30 s"
+    fail "$name ($1) did not start in 30 s"
+}
+
+# start_nbdkit NAME [FILTERS] PLUGIN PARAM...: any nbdkit on
+# $tmpdir/NAME.sock with pid file $tmpdir/NAME.pid; stopped on exit.
+start_nbdkit () {
+    local name=$1; shift
+    start_bg "$name" "$NBDKIT" -f -U "$tmpdir/$name.sock" \
+        -P "$tmpdir/$name.pid" "$@"
+}
+
+# start_server NAME PARAM...: the built largeblock plugin, as above.
+start_server () {
+    local name=$1; shift
+    start_nbdkit "$name" "$LARGEBLOCK_PLUGIN" "$@"
 }
 
 stop_server () {

@@ -11,6 +11,7 @@ Suite *align_suite (void);
 Suite *filestore_suite (void);
 Suite *geometry_suite (void);
 Suite *params_suite (void);
+Suite *pattern_suite (void);
 Suite *ramstore_suite (void);
 Suite *slab_suite (void);
 Suite *stats_suite (void);

@@ -1,0 +1,464 @@
+/* largeblock-verify: check an NBD export's block-size conformance and
+ * data integrity.
+ *
+ * main: options, the export's description, the region, and the report
+ * (a human table or JSON) with the exit code.  The probes live in
+ * verify-probe.c, the write and verify phases in verify-integrity.c.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "geometry.h"
+#include "verify.h"
+
+#define DEFAULT_REGION_BYTES (64ull << 20)
+#define DEFAULT_IO_MAX_BYTES (32u << 20)       /* NBD's usual limit */
+#define IO_MAX_CAP_BYTES (8u << 20)            /* buffer per request slot */
+#define MAX_CONNECTIONS 64u
+#define MAX_DEPTH 64u
+
+/* ---- report helpers shared with the other parts ---- */
+
+void
+report_probe (struct verify_report *rep, const char *name,
+              enum probe_result result, const char *fmt, ...)
+{
+  struct probe *p;
+  va_list ap;
+
+  if (rep->nr_probes == VERIFY_MAX_PROBES)
+    return;
+  p = &rep->probes[rep->nr_probes++];
+  snprintf (p->name, sizeof p->name, "%s", name);
+  p->result = result;
+  va_start (ap, fmt);
+  vsnprintf (p->detail, sizeof p->detail, fmt, ap);
+  va_end (ap);
+}
+
+void
+report_data_error (struct verify_report *rep, const char *fmt, ...)
+{
+  va_list ap;
+
+  pthread_mutex_lock (&rep->lock);
+  if (rep->nr_errors < VERIFY_MAX_ERRORS) {
+    va_start (ap, fmt);
+    vsnprintf (rep->errors[rep->nr_errors++], sizeof rep->errors[0], fmt, ap);
+    va_end (ap);
+  }
+  rep->nr_errors_total++;
+  pthread_mutex_unlock (&rep->lock);
+}
+
+struct nbd_handle *
+verify_connect (const char *uri, bool strict)
+{
+  struct nbd_handle *h = nbd_create ();
+
+  if (!h || (!strict && nbd_set_strict_mode (h, 0) == -1) ||
+      nbd_connect_uri (h, uri) == -1) {
+    fprintf (stderr, "largeblock-verify: cannot connect to %s: %s\n", uri,
+             nbd_get_error ());
+    if (h)
+      nbd_close (h);
+    return NULL;
+  }
+  return h;
+}
+
+/* ---- options ---- */
+
+static void
+usage (FILE *fp)
+{
+  fprintf (fp,
+"Usage: largeblock-verify [OPTIONS] NBD-URI\n"
+"Check an NBD export's block-size conformance and data integrity.\n"
+"\n"
+"  --write              allow writing (destroys the region's data)\n"
+"  --verify-only SEED   only re-check the data a --write run with SEED left\n"
+"  --seed SEED          seed of the write run (default: random, printed)\n"
+"  --offset OFFSET      start of the region (default 0)\n"
+"  --size SIZE          length of the region (default: up to 64M)\n"
+"  --connections N      connections in parallel (default 4)\n"
+"  --depth N            requests in flight per connection (default 8)\n"
+"  --rounds N           write rounds (default 4)\n"
+"  --duration SECONDS   keep adding rounds for this long (default 0)\n"
+"  --json               report in JSON\n"
+"  --help, --version\n"
+"\n"
+"Exit status: 0 ok, 1 non-conformant, 2 data error, 3 usage error,\n"
+"4 could not run.  See largeblock-verify(1).\n");
+}
+
+static int
+usage_error (const char *fmt, ...)
+{
+  va_list ap;
+
+  fputs ("largeblock-verify: ", stderr);
+  va_start (ap, fmt);
+  vfprintf (stderr, fmt, ap);
+  va_end (ap);
+  fputc ('\n', stderr);
+  exit (VERIFY_EXIT_USAGE);
+}
+
+static uint64_t
+parse_u64 (const char *opt, const char *str, uint64_t min, uint64_t max)
+{
+  char *end;
+  unsigned long long v;
+
+  errno = 0;
+  v = strtoull (str, &end, 0);
+  if (errno || end == str || *end || str[0] == '-' || v < min || v > max)
+    usage_error ("%s %s is not a number from %" PRIu64 " to %" PRIu64, opt,
+                 str, min, max);
+  return v;
+}
+
+static uint64_t
+parse_size_opt (const char *opt, const char *str)
+{
+  char err[256];
+  uint64_t v;
+
+  if (lb_parse_size (opt, str, &v, err, sizeof err) == -1)
+    usage_error ("%s", err);
+  return v;
+}
+
+static double
+parse_seconds (const char *str)
+{
+  char *end;
+  double v;
+
+  errno = 0;
+  v = strtod (str, &end);
+  if (errno || end == str || *end || !(v >= 0) || v > 1e7)
+    usage_error ("--duration %s is not a number of seconds", str);
+  return v;
+}
+
+enum { OPT_WRITE = 256, OPT_VERIFY_ONLY, OPT_SEED, OPT_OFFSET, OPT_SIZE,
+       OPT_CONNECTIONS, OPT_DEPTH, OPT_ROUNDS, OPT_DURATION, OPT_JSON,
+       OPT_HELP, OPT_VERSION };
+
+static const struct option long_options[] = {
+  { "write", no_argument, NULL, OPT_WRITE },
+  { "verify-only", required_argument, NULL, OPT_VERIFY_ONLY },
+  { "seed", required_argument, NULL, OPT_SEED },
+  { "offset", required_argument, NULL, OPT_OFFSET },
+  { "size", required_argument, NULL, OPT_SIZE },
+  { "connections", required_argument, NULL, OPT_CONNECTIONS },
+  { "depth", required_argument, NULL, OPT_DEPTH },
+  { "rounds", required_argument, NULL, OPT_ROUNDS },
+  { "duration", required_argument, NULL, OPT_DURATION },
+  { "json", no_argument, NULL, OPT_JSON },
+  { "help", no_argument, NULL, OPT_HELP },
+  { "version", no_argument, NULL, OPT_VERSION },
+  { NULL, 0, NULL, 0 },
+};
+
+static void
+parse_option (struct verify_opts *o, int c, bool *seed_given)
+{
+  switch (c) {
+  case OPT_WRITE: o->write = true; break;
+  case OPT_VERIFY_ONLY:
+    o->verify_only = *seed_given = true;
+    o->seed = parse_u64 ("--verify-only", optarg, 0, UINT64_MAX);
+    break;
+  case OPT_SEED:
+    o->seed = parse_u64 ("--seed", optarg, 0, UINT64_MAX);
+    *seed_given = true;
+    break;
+  case OPT_OFFSET: o->offset_bytes = parse_size_opt ("--offset", optarg);
+    break;
+  case OPT_SIZE: o->size_bytes = parse_size_opt ("--size", optarg); break;
+  case OPT_CONNECTIONS:
+    o->connections = parse_u64 ("--connections", optarg, 1, MAX_CONNECTIONS);
+    break;
+  case OPT_DEPTH:
+    o->depth = parse_u64 ("--depth", optarg, 1, MAX_DEPTH);
+    break;
+  case OPT_ROUNDS: o->rounds = parse_u64 ("--rounds", optarg, 1, 1000000);
+    break;
+  case OPT_DURATION: o->duration_s = parse_seconds (optarg); break;
+  case OPT_JSON: o->json = true; break;
+  case OPT_HELP: usage (stdout); exit (VERIFY_EXIT_OK);
+  case OPT_VERSION: printf ("largeblock-verify %s\n", PACKAGE_VERSION);
+    exit (VERIFY_EXIT_OK);
+  default: usage (stderr); exit (VERIFY_EXIT_USAGE);
+  }
+}
+
+static void
+parse_options (int argc, char **argv, struct verify_opts *o)
+{
+  bool seed_given = false;
+  int c;
+
+  *o = (struct verify_opts) { .connections = 4, .depth = 8, .rounds = 4 };
+  while ((c = getopt_long (argc, argv, "", long_options, NULL)) != -1)
+    parse_option (o, c, &seed_given);
+  if (optind != argc - 1)
+    usage_error ("expected exactly one NBD URI (see --help)");
+  o->uri = argv[optind];
+  if (o->write && o->verify_only)
+    usage_error ("--write and --verify-only exclude each other");
+  if (!o->write && !o->verify_only)
+    usage_error ("refusing to write to %s: the probes and the integrity "
+                 "test overwrite the region; pass --write to allow it, or "
+                 "--verify-only SEED to only read", o->uri);
+  if (!seed_given)
+    o->seed = (uint64_t) time (NULL) * 1000003u ^ (uint64_t) getpid ();
+  o->progress = !o->json && isatty (STDERR_FILENO);
+}
+
+/* ---- the export and the region ---- */
+
+static uint32_t
+block_size_of (struct nbd_handle *h, int which)
+{
+  int64_t v = nbd_get_block_size (h, which);
+  return v > 0 ? (uint32_t) v : 0;
+}
+
+static void
+describe_export (struct nbd_handle *h, struct verify_export *ex)
+{
+  ex->size_bytes = (uint64_t) nbd_get_size (h);
+  ex->min_bytes = block_size_of (h, LIBNBD_SIZE_MINIMUM);
+  ex->preferred_bytes = block_size_of (h, LIBNBD_SIZE_PREFERRED);
+  ex->max_bytes = block_size_of (h, LIBNBD_SIZE_MAXIMUM);
+  ex->block_bytes = ex->min_bytes > LB_PATTERN_MIN_BLOCK_BYTES
+    ? ex->min_bytes : LB_PATTERN_MIN_BLOCK_BYTES;
+  ex->read_only = nbd_is_read_only (h) == 1;
+  ex->can_trim = nbd_can_trim (h) == 1;
+  ex->can_zero = nbd_can_zero (h) == 1;
+  ex->can_flush = nbd_can_flush (h) == 1;
+  ex->multi_conn = nbd_can_multi_conn (h) == 1;
+}
+
+/* The region and the largest integrity request; exits on a bad region. */
+static void
+choose_region (const struct verify_opts *o, struct verify_export *ex)
+{
+  uint64_t block = ex->block_bytes, avail, io_max;
+
+  if (!lb_pattern_block_size_ok (ex->block_bytes))
+    usage_error ("minimum block size %" PRIu32 " is above 64k",
+                 ex->min_bytes);
+  if (o->offset_bytes % block || o->offset_bytes >= ex->size_bytes)
+    usage_error ("--offset %" PRIu64 " is not a multiple of the %" PRIu64
+                 "-byte block inside the %" PRIu64 "-byte export",
+                 o->offset_bytes, block, ex->size_bytes);
+  avail = (ex->size_bytes - o->offset_bytes) / block * block;
+  ex->region_offset_bytes = o->offset_bytes;
+  ex->region_bytes = o->size_bytes ? o->size_bytes
+    : avail < DEFAULT_REGION_BYTES ? avail : DEFAULT_REGION_BYTES;
+  if (ex->region_bytes % block || ex->region_bytes > avail ||
+      ex->region_bytes == 0)
+    usage_error ("--size %" PRIu64 " is not a non-zero multiple of the %"
+                 PRIu64 "-byte block within the %" PRIu64 " bytes after "
+                 "--offset", ex->region_bytes, block, avail);
+  io_max = ex->max_bytes ? ex->max_bytes : DEFAULT_IO_MAX_BYTES;
+  io_max = io_max < IO_MAX_CAP_BYTES ? io_max : IO_MAX_CAP_BYTES;
+  /* at least eight requests per round, so offsets vary in small regions */
+  io_max = io_max < ex->region_bytes / 8 ? io_max : ex->region_bytes / 8;
+  ex->io_max_bytes = (uint32_t) (io_max / block * block);
+  if (ex->io_max_bytes == 0)
+    ex->io_max_bytes = (uint32_t) block;
+}
+
+/* ---- output ---- */
+
+static const char *const result_names[] = { "pass", "FAIL", "skip" };
+
+static int
+exit_code_of (const struct verify_report *rep)
+{
+  if (rep->nr_errors_total)
+    return VERIFY_EXIT_DATA_ERROR;
+  for (unsigned i = 0; i < rep->nr_probes; i++)
+    if (rep->probes[i].result == PROBE_FAIL)
+      return VERIFY_EXIT_NONCONFORMANT;
+  return VERIFY_EXIT_OK;
+}
+
+static const char *
+verdict_of (int code)
+{
+  return code == VERIFY_EXIT_OK ? "ok"
+    : code == VERIFY_EXIT_NONCONFORMANT ? "non-conformant" : "data error";
+}
+
+static const char *
+yes_no (bool b)
+{
+  return b ? "yes" : "no";
+}
+
+static void
+print_human (const struct verify_opts *o, const struct verify_export *ex,
+             const struct verify_report *rep, int code)
+{
+  printf ("export             %s\n", o->uri);
+  printf ("size               %" PRIu64 "\n", ex->size_bytes);
+  printf ("block sizes        minimum %" PRIu32 ", preferred %" PRIu32
+          ", maximum %" PRIu32 " (0: not advertised)\n", ex->min_bytes,
+          ex->preferred_bytes, ex->max_bytes);
+  printf ("features           trim %s, zero %s, flush %s, multi-conn %s\n",
+          yes_no (ex->can_trim), yes_no (ex->can_zero),
+          yes_no (ex->can_flush), yes_no (ex->multi_conn));
+  printf ("conformance\n");
+  for (unsigned i = 0; i < rep->nr_probes; i++)
+    printf ("  %-4s  %-40s %s\n", result_names[rep->probes[i].result],
+            rep->probes[i].name, rep->probes[i].detail);
+  printf ("misaligned policy  %s\n", rep->misaligned_policy);
+  printf ("disconnects        %u\n", rep->disconnects);
+  if (rep->integrity_run) {
+    printf ("integrity          seed %" PRIu64 ", region %" PRIu64 "+%" PRIu64
+            ", %" PRIu32 "-byte blocks, %u connections x %u deep, %u rounds"
+            "\n", o->seed, ex->region_offset_bytes, ex->region_bytes,
+            ex->block_bytes, o->connections, o->depth, rep->rounds_done);
+    printf ("  requests         %" PRIu64 " writes (%" PRIu64 " bytes), %"
+            PRIu64 " trims, %" PRIu64 " zeros, %" PRIu64 " failed\n",
+            rep->requests[0], rep->bytes_written, rep->requests[1],
+            rep->requests[2], rep->io_errors);
+    printf ("  blocks          ");
+    for (int c = 0; c < LB_PATTERN__COUNT; c++)
+      printf (" %s %" PRIu64, lb_pattern_class_name (c),
+              rep->blocks_by_class[c]);
+    printf ("\n");
+    for (unsigned i = 0; i < rep->nr_errors; i++)
+      printf ("  error            %s\n", rep->errors[i]);
+    if (rep->nr_errors_total > rep->nr_errors)
+      printf ("  error            ... %" PRIu64 " more\n",
+              rep->nr_errors_total - rep->nr_errors);
+    printf ("re-check with      largeblock-verify --verify-only %" PRIu64
+            " --rounds %u --offset %" PRIu64 " --size %" PRIu64 " '%s'\n",
+            o->seed, rep->rounds_done, ex->region_offset_bytes,
+            ex->region_bytes, o->uri);
+  }
+  printf ("result             %s\n", verdict_of (code));
+}
+
+static void
+json_string (const char *s)
+{
+  putchar ('"');
+  for (; *s; s++)
+    if (*s == '"' || *s == '\\')
+      printf ("\\%c", *s);
+    else if ((unsigned char) *s < 0x20)
+      printf ("\\u%04x", *s);
+    else
+      putchar (*s);
+  putchar ('"');
+}
+
+static const char *
+json_bool (bool b)
+{
+  return b ? "true" : "false";
+}
+
+static void
+print_json_integrity (const struct verify_opts *o,
+                      const struct verify_export *ex,
+                      const struct verify_report *rep)
+{
+  printf (",\n \"integrity\": {\"seed\": %" PRIu64 ", \"offset\": %" PRIu64
+          ", \"size\": %" PRIu64 ", \"block_size\": %" PRIu32
+          ", \"rounds\": %u, \"writes\": %" PRIu64 ", \"trims\": %" PRIu64
+          ", \"zeros\": %" PRIu64 ", \"failed_requests\": %" PRIu64
+          ",\n  \"blocks\": {", o->seed, ex->region_offset_bytes,
+          ex->region_bytes, ex->block_bytes, rep->rounds_done,
+          rep->requests[0], rep->requests[1], rep->requests[2],
+          rep->io_errors);
+  for (int c = 0; c < LB_PATTERN__COUNT; c++)
+    printf ("%s\"%s\": %" PRIu64, c ? ", " : "", lb_pattern_class_name (c),
+            rep->blocks_by_class[c]);
+  printf ("},\n  \"errors_total\": %" PRIu64 ", \"errors\": [",
+          rep->nr_errors_total);
+  for (unsigned i = 0; i < rep->nr_errors; i++) {
+    printf ("%s\n   ", i ? "," : "");
+    json_string (rep->errors[i]);
+  }
+  printf ("]}");
+}
+
+static void
+print_json (const struct verify_opts *o, const struct verify_export *ex,
+            const struct verify_report *rep, int code)
+{
+  printf ("{\"uri\": ");
+  json_string (o->uri);
+  printf (", \"size\": %" PRIu64 ",\n \"block_size\": {\"minimum\": %" PRIu32
+          ", \"preferred\": %" PRIu32 ", \"maximum\": %" PRIu32 "},\n"
+          " \"probes\": [", ex->size_bytes, ex->min_bytes,
+          ex->preferred_bytes, ex->max_bytes);
+  for (unsigned i = 0; i < rep->nr_probes; i++) {
+    printf ("%s\n  {\"name\": ", i ? "," : "");
+    json_string (rep->probes[i].name);
+    printf (", \"result\": \"%s\", \"detail\": ",
+            rep->probes[i].result == PROBE_PASS ? "pass"
+            : rep->probes[i].result == PROBE_FAIL ? "fail" : "skip");
+    json_string (rep->probes[i].detail);
+    printf ("}");
+  }
+  printf ("],\n \"features\": {\"trim\": %s, \"zero\": %s, \"flush\": %s, "
+          "\"multi_conn\": %s},\n \"misaligned_policy\": \"%s\", "
+          "\"disconnects\": %u", json_bool (ex->can_trim),
+          json_bool (ex->can_zero), json_bool (ex->can_flush),
+          json_bool (ex->multi_conn), rep->misaligned_policy,
+          rep->disconnects);
+  if (rep->integrity_run)
+    print_json_integrity (o, ex, rep);
+  printf (",\n \"result\": \"%s\", \"exit_code\": %d}\n", verdict_of (code),
+          code);
+}
+
+int
+main (int argc, char **argv)
+{
+  struct verify_opts opts;
+  struct verify_export ex = { 0 };
+  static struct verify_report rep = { .misaligned_policy = "n/a" };
+  struct nbd_handle *h;
+  int code;
+
+  parse_options (argc, argv, &opts);
+  pthread_mutex_init (&rep.lock, NULL);
+  h = verify_connect (opts.uri, false);
+  if (!h)
+    return VERIFY_EXIT_FAILURE;
+  describe_export (h, &ex);
+  if (opts.write && ex.read_only)
+    usage_error ("%s is read-only: --write cannot write to it", opts.uri);
+  choose_region (&opts, &ex);
+  verify_probes (&opts, &ex, &h, &rep);
+  nbd_close (h);
+  if (verify_integrity (&opts, &ex, &rep) == -1)
+    return VERIFY_EXIT_FAILURE;
+  code = exit_code_of (&rep);
+  if (opts.json)
+    print_json (&opts, &ex, &rep, code);
+  else
+    print_human (&opts, &ex, &rep, code);
+  return code;
+}

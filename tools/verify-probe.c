@@ -1,0 +1,311 @@
+/* largeblock-verify: block-size conformance probes.
+ *
+ * Aligned requests at the advertised minimum, preferred and maximum sizes
+ * must succeed; requests above the maximum must be refused; misaligned
+ * requests must be either refused with EINVAL, touching nothing, or served
+ * correctly.  The probes use the first bytes of the region and a handle
+ * with libnbd's own checks switched off, so the server decides.
+ * Single-threaded: runs on the main thread before the integrity phase.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verify.h"
+
+#define LIBNBD_MAX_REQUEST_BYTES (64u << 20)
+
+enum misaligned_verdict { MIS_REFUSED, MIS_SERVED, MIS_BROKEN, MIS_SKIPPED };
+
+struct probe_ctx {
+  const struct verify_opts *opts;
+  const struct verify_export *ex;
+  struct nbd_handle **h;
+  struct verify_report *rep;
+  uint8_t *expect, *got, *data;   /* each probe_buffer_bytes long */
+  unsigned refused, served;
+};
+
+static void
+fill_bytes (uint8_t *buf, uint64_t count, uint64_t tag)
+{
+  uint64_t x = tag * 0x9e3779b97f4a7c15ull + 1;
+
+  for (uint64_t i = 0; i < count; i++) {
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    buf[i] = (uint8_t) x;
+  }
+}
+
+static bool
+is_disconnected (struct nbd_handle *h)
+{
+  return nbd_aio_is_dead (h) || nbd_aio_is_closed (h);
+}
+
+/* One synchronous request; 0, or -1 with the server's errno in *err_no. */
+static int
+do_io (struct nbd_handle *h, bool write, void *buf, uint64_t count,
+       uint64_t offset, int *err_no)
+{
+  int r = write ? nbd_pwrite (h, buf, count, offset, 0)
+                : nbd_pread (h, buf, count, offset, 0);
+
+  *err_no = 0;
+  if (r == -1) {
+    *err_no = nbd_get_errno ();
+    if (*err_no == 0)
+      *err_no = EIO;
+  }
+  return r;
+}
+
+/* After a disconnect, count it and open a fresh connection. */
+static bool
+reconnect_if_dead (struct probe_ctx *c)
+{
+  struct nbd_handle *fresh;
+
+  if (!is_disconnected (*c->h))
+    return false;
+  c->rep->disconnects++;
+  fresh = verify_connect (c->opts->uri, false);
+  if (fresh) {
+    nbd_close (*c->h);
+    *c->h = fresh;
+  }
+  return true;
+}
+
+static const char *
+io_name (bool write)
+{
+  return write ? "write" : "read";
+}
+
+/* The size to probe for one advertised block size: the NBD default when
+ * not advertised, capped by the region and libnbd's request limit; the
+ * label says which.
+ */
+static uint64_t
+aligned_probe_bytes (const struct probe_ctx *c, uint32_t advertised,
+                     uint32_t fallback, const char *what, char *label,
+                     size_t label_len)
+{
+  uint64_t cap = c->ex->region_bytes < LIBNBD_MAX_REQUEST_BYTES
+    ? c->ex->region_bytes : LIBNBD_MAX_REQUEST_BYTES;
+  uint64_t count = advertised ? advertised : fallback;
+
+  cap -= cap % c->ex->block_bytes;
+  snprintf (label, label_len, "%s%s%s", what,
+            advertised ? "" : ", not advertised",
+            count > cap ? ", capped" : "");
+  return count > cap ? cap : count;
+}
+
+static void
+probe_aligned (struct probe_ctx *c, uint32_t advertised, uint32_t fallback,
+               const char *what)
+{
+  uint64_t base = c->ex->region_offset_bytes;
+  char label[64], name[96];
+  uint64_t count = aligned_probe_bytes (c, advertised, fallback, what, label,
+                                        sizeof label);
+  int err_no;
+
+  for (int w = c->opts->write; w >= 0; w--) {
+    snprintf (name, sizeof name, "%s %" PRIu64 " (%s)", io_name (w), count,
+              label);
+    fill_bytes (c->data, count, count);
+    if (do_io (*c->h, w, c->data, count, base, &err_no) == -1) {
+      report_probe (c->rep, name, PROBE_FAIL, "failed: %s%s",
+                    strerror (err_no),
+                    reconnect_if_dead (c) ? " (server disconnected)" : "");
+      continue;
+    }
+    if (w && (do_io (*c->h, false, c->got, count, base, &err_no) == -1 ||
+              memcmp (c->got, c->data, count) != 0)) {
+      report_probe (c->rep, name, PROBE_FAIL, "read back differs");
+      continue;
+    }
+    report_probe (c->rep, name, PROBE_PASS, "ok");
+  }
+}
+
+static void
+probe_oversized (struct probe_ctx *c)
+{
+  uint64_t count = (uint64_t) c->ex->max_bytes + c->ex->block_bytes;
+  int err_no;
+
+  for (int w = c->opts->write; w >= 0; w--) {
+    char name[96];
+    snprintf (name, sizeof name, "%s %" PRIu64 " (above maximum)",
+              io_name (w), count);
+    if (c->ex->max_bytes == 0 || count > c->ex->region_bytes ||
+        count > LIBNBD_MAX_REQUEST_BYTES) {
+      report_probe (c->rep, name, PROBE_SKIP, c->ex->max_bytes == 0
+                    ? "no maximum advertised"
+                    : "above the region or libnbd's 64M limit");
+      continue;
+    }
+    fill_bytes (c->data, count, count);
+    if (do_io (*c->h, w, c->data, count, c->ex->region_offset_bytes,
+               &err_no) == 0)
+      report_probe (c->rep, name, PROBE_FAIL, "accepted, maximum is %" PRIu32,
+                    c->ex->max_bytes);
+    else if (reconnect_if_dead (c))
+      report_probe (c->rep, name, PROBE_PASS, "refused by disconnecting");
+    else if (err_no == EINVAL || err_no == EOVERFLOW || err_no == ENOMEM)
+      report_probe (c->rep, name, PROBE_PASS, "refused: %s",
+                    strerror (err_no));
+    else
+      report_probe (c->rep, name, PROBE_FAIL, "refused with a wrong errno: "
+                    "%s", strerror (err_no));
+  }
+}
+
+/* Put the area's known content in c->expect (writing it with --write). */
+static int
+prepare_area (struct probe_ctx *c, uint64_t area_bytes, const char *name)
+{
+  uint64_t base = c->ex->region_offset_bytes;
+  int err_no;
+
+  fill_bytes (c->expect, area_bytes, area_bytes + 7);
+  if ((c->opts->write &&
+       do_io (*c->h, true, c->expect, area_bytes, base, &err_no) == -1) ||
+      do_io (*c->h, false, c->expect, area_bytes, base, &err_no) == -1) {
+    report_probe (c->rep, name, PROBE_FAIL, "aligned set-up of %" PRIu64
+                  " bytes failed: %s", area_bytes, strerror (err_no));
+    reconnect_if_dead (c);
+    return -1;
+  }
+  return 0;
+}
+
+/* The misaligned request itself failed: judge errno and the data. */
+static enum misaligned_verdict
+judge_refusal (struct probe_ctx *c, const char *name, bool write,
+               int err_no, bool changed)
+{
+  if (changed) {
+    report_probe (c->rep, name, PROBE_FAIL, "refused (%s) but data changed",
+                  strerror (err_no));
+    return MIS_BROKEN;
+  }
+  if (err_no != EINVAL) {
+    report_probe (c->rep, name, PROBE_FAIL, "refused with a wrong errno: "
+                  "%s (expected EINVAL)", strerror (err_no));
+    return MIS_BROKEN;
+  }
+  report_probe (c->rep, name, PROBE_PASS, "refused: EINVAL%s",
+                write ? ", data untouched" : "");
+  return MIS_REFUSED;
+}
+
+/* The misaligned request succeeded: it must have done exactly its job. */
+static enum misaligned_verdict
+judge_service (struct probe_ctx *c, const char *name, bool ok)
+{
+  report_probe (c->rep, name, ok ? PROBE_PASS : PROBE_FAIL,
+                ok ? "served correctly" : "succeeded with wrong data");
+  return ok ? MIS_SERVED : MIS_BROKEN;
+}
+
+static enum misaligned_verdict
+probe_misaligned (struct probe_ctx *c, bool write, uint64_t delta_bytes,
+                  uint64_t count, const char *what)
+{
+  uint64_t base = c->ex->region_offset_bytes;
+  uint64_t area_bytes = 3 * (uint64_t) c->ex->min_bytes;
+  char name[96];
+  int err_no, read_errno, r;
+
+  snprintf (name, sizeof name, "%s %" PRIu64 " at +%" PRIu64 " (%s)",
+            io_name (write), count, delta_bytes, what);
+  if (prepare_area (c, area_bytes, name) == -1)
+    return MIS_BROKEN;
+  fill_bytes (c->data, count, delta_bytes + count);
+  r = do_io (*c->h, write, write ? c->data : c->got, count,
+             base + delta_bytes, &err_no);
+  if (r == -1 && reconnect_if_dead (c)) {
+    report_probe (c->rep, name, PROBE_FAIL, "server disconnected");
+    return MIS_BROKEN;
+  }
+  if (!write)
+    return r == 0
+      ? judge_service (c, name,
+                       memcmp (c->got, c->expect + delta_bytes, count) == 0)
+      : judge_refusal (c, name, false, err_no, false);
+  if (do_io (*c->h, false, c->got, area_bytes, base, &read_errno) == -1) {
+    report_probe (c->rep, name, PROBE_FAIL, "reading the area back failed: "
+                  "%s", strerror (read_errno));
+    reconnect_if_dead (c);
+    return MIS_BROKEN;
+  }
+  if (r == -1)
+    return judge_refusal (c, name, true, err_no,
+                          memcmp (c->got, c->expect, area_bytes) != 0);
+  memcpy (c->expect + delta_bytes, c->data, count);
+  return judge_service (c, name,
+                        memcmp (c->got, c->expect, area_bytes) == 0);
+}
+
+static void
+probe_all_misaligned (struct probe_ctx *c)
+{
+  uint32_t m = c->ex->min_bytes;
+  unsigned broken = 0;
+
+  if (m <= 1 || 3 * (uint64_t) m > c->ex->region_bytes) {
+    report_probe (c->rep, "misaligned requests", PROBE_SKIP, m <= 1
+                  ? "no minimum block size above 1: nothing is misaligned"
+                  : "region smaller than 3 minimum blocks");
+    c->rep->misaligned_policy = "n/a";
+    return;
+  }
+  for (int w = 0; w <= (int) c->opts->write; w++) {
+    enum misaligned_verdict v[2] = {
+      probe_misaligned (c, w, m / 2, m, "misaligned offset"),
+      probe_misaligned (c, w, 0, m + m / 2, "misaligned length"),
+    };
+    for (int i = 0; i < 2; i++) {
+      c->refused += v[i] == MIS_REFUSED;
+      c->served += v[i] == MIS_SERVED;
+      broken += v[i] == MIS_BROKEN;
+    }
+  }
+  c->rep->misaligned_policy = broken ? "broken"
+    : c->served == 0 ? "refuse" : c->refused == 0 ? "serve" : "mixed";
+}
+
+void
+verify_probes (const struct verify_opts *opts,
+               const struct verify_export *ex, struct nbd_handle **h,
+               struct verify_report *rep)
+{
+  uint64_t bytes = LIBNBD_MAX_REQUEST_BYTES;
+  struct probe_ctx c = {
+    .opts = opts, .ex = ex, .h = h, .rep = rep,
+    .expect = malloc (bytes), .got = malloc (bytes), .data = malloc (bytes),
+  };
+
+  if (!c.expect || !c.got || !c.data) {
+    report_probe (rep, "probe buffers", PROBE_FAIL, "out of memory");
+    goto out;
+  }
+  probe_aligned (&c, ex->min_bytes, LB_PATTERN_MIN_BLOCK_BYTES, "minimum");
+  probe_aligned (&c, ex->preferred_bytes, 4096, "preferred");
+  probe_aligned (&c, ex->max_bytes, 32u << 20, "maximum");
+  probe_oversized (&c);
+  probe_all_misaligned (&c);
+ out:
+  free (c.expect);
+  free (c.got);
+  free (c.data);
+}
