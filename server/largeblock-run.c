@@ -173,23 +173,33 @@ spawn (char *const argv[], int stdout_fd, bool drop_caps)
   _exit (127);
 }
 
-/* Wait for pid; a signal we catch meanwhile is forwarded to it.
- * Returns the raw wait status, or -1.
+/* Wait for pid; a signal we catch meanwhile is forwarded to it, and if
+ * it is still alive FORWARD_GRACE_MS later (a shell waiting for its own
+ * child ignores SIGINT) it is killed.  Returns the raw wait status, or -1.
  */
+#define FORWARD_GRACE_MS 5000
 static int
 wait_forwarding (pid_t pid)
 {
   int status;
-  int forwarded = 0;
+  int forwarded = 0, waited_ms = 0;
+  pid_t r;
 
   for (;;) {
-    if (waitpid (pid, &status, 0) == pid)
+    r = waitpid (pid, &status, forwarded ? WNOHANG : 0);
+    if (r == pid)
       return status;
-    if (errno != EINTR)
+    if (r == -1 && errno != EINTR)
       return -1;
-    if (caught_signal && caught_signal != forwarded) {
+    if (caught_signal && !forwarded) {
       forwarded = caught_signal;
       kill (pid, forwarded);
+    }
+    else if (forwarded && r == 0) {
+      sleep_ms (10);
+      waited_ms += 10;
+      if (waited_ms == FORWARD_GRACE_MS)
+        kill (pid, SIGKILL);
     }
   }
 }
