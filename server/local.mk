@@ -15,3 +15,9 @@ integration_tests += \
 	tests/test-run-xfs-16k.sh \
 	tests/test-run-failures-leave-nothing.sh
 EXTRA_DIST += tests/run-functions.sh
+
+# systemd units for a long-lived export; override with
+# make systemdunitdir=/lib/systemd/system
+systemdunitdir = $(prefix)/lib/systemd/system
+systemdunit_DATA = server/largeblock.socket server/largeblock.service
+EXTRA_DIST += $(systemdunit_DATA) docs/vm-testing.md
