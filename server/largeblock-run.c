@@ -625,9 +625,14 @@ make_filesystem (struct disk *d)
     argv[n++] = blk;
   }
   else {                        /* btrfs, checked in parse_options */
+    /* btrfs sectors can be no smaller than the device's. */
+    snprintf (sect, sizeof sect, "%u",
+              geom.logical_bytes > 4096 ? geom.logical_bytes : 4096);
     argv[n++] = "mkfs.btrfs";
     argv[n++] = "-f";
     argv[n++] = "-q";
+    argv[n++] = "-s";
+    argv[n++] = sect;
   }
   if (opt.mkfs_options) {
     char *saveptr, *tok;

@@ -20,6 +20,19 @@ lbrun --mkfs=xfs blksize=3k size=1M -- true
 expect_msg "$msg"
 assert_nothing_left
 
+# Without CAP_SYS_ADMIN: says which capability, attaches nothing.
+if command -v capsh >/dev/null; then
+    rc=0
+    capsh --drop=cap_sys_admin -- -c \
+        "exec '$LARGEBLOCK_RUN' size=64M -- true" 2>"$run_err" || rc=$?
+    cat "$run_err" >&2
+    [ "$rc" -ne 0 ] || fail "ran without CAP_SYS_ADMIN"
+    expect_msg "missing capability CAP_SYS_ADMIN"
+    assert_nothing_left
+else
+    echo "capsh not installed: capability check not tested"
+fi
+
 lbrun --mkfs=zfs size=64M -- true
 [ "$rc" -ne 0 ] || fail "unknown filesystem accepted"
 expect_msg "unknown filesystem"
