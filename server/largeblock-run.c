@@ -283,6 +283,26 @@ wait_for_pidfile (const char *what, const char *pidfile, pid_t pid)
   return -1;
 }
 
+/* Start a daemon and wait until it wrote its pid file.  *pid is the
+ * running child, or 0 if it never started or already exited.
+ */
+static int
+start_until_ready (const char *what, char *const argv[], const char *pidfile,
+                   bool drop_caps, pid_t *pid)
+{
+  int r;
+
+  *pid = spawn (argv, -1, drop_caps);
+  if (*pid == -1) {
+    *pid = 0;
+    return -1;
+  }
+  r = wait_for_pidfile (what, pidfile, *pid);
+  if (r == -2)
+    *pid = 0;                   /* already reaped */
+  return r < 0 ? -1 : 0;
+}
+
 /* Stop a child we started: SIGTERM, then SIGKILL after 5 s. */
 static void
 stop_child (const char *what, pid_t *pid)
@@ -452,7 +472,7 @@ static int
 start_server (struct disk *d, int idx)
 {
   char *argv[8 + 64];
-  int n = 0, r;
+  int n = 0;
 
   snprintf (d->sock, sizeof d->sock, "%s/disk%d.sock", workdir, idx);
   snprintf (d->server_pidfile, sizeof d->server_pidfile, "%s/disk%d.pid",
@@ -468,13 +488,8 @@ start_server (struct disk *d, int idx)
     argv[n++] = opt.params[i];
   argv[n] = NULL;
   verbose ("starting %s on %s", opt.nbdkit, d->sock);
-  d->server_pid = spawn (argv, -1, true);
-  if (d->server_pid == -1)
-    return -1;
-  r = wait_for_pidfile ("nbdkit", d->server_pidfile, d->server_pid);
-  if (r == -2)
-    d->server_pid = 0;
-  return r < 0 ? -1 : 0;
+  return start_until_ready ("nbdkit", argv, d->server_pidfile, true,
+                            &d->server_pid);
 }
 
 static int
@@ -494,15 +509,11 @@ attach_fuse (struct disk *d, int idx)
     return -1;
   }
   verbose ("exposing the export as %s", d->fuse_file);
-  d->fuse_pid = spawn (argv, -1, false);
-  if (d->fuse_pid == -1)
-    return -1;
-  r = wait_for_pidfile ("nbdfuse", d->fuse_pidfile, d->fuse_pid);
-  if (r == -2)
-    d->fuse_pid = 0;
-  if (r == 0 || r == -1)
-    d->fuse_mounted = true;    /* it may be mounted; fusermount3 decides */
-  return r < 0 ? -1 : 0;
+  r = start_until_ready ("nbdfuse", argv, d->fuse_pidfile, false,
+                         &d->fuse_pid);
+  /* While nbdfuse lives it may have mounted; fusermount3 will tell. */
+  d->fuse_mounted = d->fuse_pid > 0;
+  return r;
 }
 
 static int
