@@ -90,6 +90,23 @@ signal_during INT "$tmpdir/ready" size=64M \
 [ "$rc" -eq 130 ] || fail "SIGINT during COMMAND: expected 130, got $rc"
 assert_nothing_left
 
+# Without COMMAND: prints the device and mount point, waits for a signal.
+"$LARGEBLOCK_RUN" --mkfs=xfs --mount size=512M >"$tmpdir/summary" \
+    2>"$run_err" &
+pid=$!
+for (( i=0; i<3000; i++ )); do
+    [ -s "$tmpdir/summary" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.01
+done
+read -r dev mnt <"$tmpdir/summary" || fail "no summary printed"
+[ -b "$dev" ] && grep -qF " $mnt xfs " /proc/mounts ||
+    fail "summary '$dev $mnt' is not a mounted device"
+kill -HUP "$pid"
+rc=0; wait "$pid" || rc=$?
+[ "$rc" -eq 129 ] || fail "SIGHUP while waiting: expected 129, got $rc"
+assert_nothing_left
+
 mkdir "$tmpdir/bin"
 printf '#!/bin/sh\ntouch "%s/ready"\nexec sleep 60\n' "$tmpdir" \
     >"$tmpdir/bin/mkfs.xfs"
