@@ -30,6 +30,7 @@
 
 #include <cap-ng.h>
 
+#include "mkfscmd.h"
 #include "params.h"
 
 #define PROG "largeblock-run"
@@ -602,62 +603,22 @@ resolve_attach_method (void)
   return -1;
 }
 
-/* Build the mkfs command line for the geometry into argv. */
 static int
 make_filesystem (struct disk *d)
 {
-  char sect[48], blk[48];
-  char *argv[32];
-  char *opts = NULL;
-  int n = 0, r;
-  unsigned long fs_blksize = opt.fs_blksize ? opt.fs_blksize
-                                            : geom.physical_bytes;
+  struct lb_mkfs_cmd cmd;
+  char err[256];
+  int r;
 
-  if (strcmp (opt.mkfs, "xfs") == 0) {
-    snprintf (blk, sizeof blk, "size=%lu", fs_blksize);
-    snprintf (sect, sizeof sect, "size=%u", geom.logical_bytes);
-    argv[n++] = "mkfs.xfs";
-    argv[n++] = "-f";
-    argv[n++] = "-q";
-    argv[n++] = "-b";
-    argv[n++] = blk;
-    argv[n++] = "-s";
-    argv[n++] = sect;
+  if (lb_mkfs_cmd_build (&cmd, opt.mkfs, geom.logical_bytes,
+                         geom.physical_bytes, opt.fs_blksize,
+                         opt.mkfs_options, d->loop_dev,
+                         err, sizeof err) == -1) {
+    fprintf (stderr, PROG ": %s\n", err);
+    return -1;
   }
-  else if (strcmp (opt.mkfs, "ext4") == 0) {
-    /* ext4 mounts only with blocks <= page size on most kernels. */
-    if (!opt.fs_blksize)
-      fs_blksize = geom.logical_bytes > 4096 ? geom.logical_bytes : 4096;
-    snprintf (blk, sizeof blk, "%lu", fs_blksize);
-    argv[n++] = "mkfs.ext4";
-    argv[n++] = "-F";
-    argv[n++] = "-q";
-    argv[n++] = "-b";
-    argv[n++] = blk;
-  }
-  else {                        /* btrfs, checked in parse_options */
-    /* btrfs sectors can be no smaller than the device's. */
-    snprintf (sect, sizeof sect, "%u",
-              geom.logical_bytes > 4096 ? geom.logical_bytes : 4096);
-    argv[n++] = "mkfs.btrfs";
-    argv[n++] = "-f";
-    argv[n++] = "-q";
-    argv[n++] = "-s";
-    argv[n++] = sect;
-  }
-  if (opt.mkfs_options) {
-    char *saveptr, *tok;
-    opts = strdup (opt.mkfs_options);
-    if (opts == NULL)
-      return -1;
-    for (tok = strtok_r (opts, " \t", &saveptr); tok && n < 30;
-         tok = strtok_r (NULL, " \t", &saveptr))
-      argv[n++] = tok;
-  }
-  argv[n++] = d->loop_dev;
-  argv[n] = NULL;
-  r = run (argv);
-  free (opts);
+  r = run (cmd.argv);
+  lb_mkfs_cmd_free (&cmd);
   return r;
 }
 
@@ -852,8 +813,7 @@ parse_options (int argc, char **argv)
     if (cmd < argc)
       opt.command = &argv[cmd];
   }
-  if (opt.mkfs && strcmp (opt.mkfs, "xfs") && strcmp (opt.mkfs, "ext4")
-      && strcmp (opt.mkfs, "btrfs")) {
+  if (opt.mkfs && !lb_mkfs_known (opt.mkfs)) {
     fprintf (stderr, PROG ": --mkfs=%s: unknown filesystem; must be xfs, "
              "ext4 or btrfs\n", opt.mkfs);
     return -1;

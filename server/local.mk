@@ -21,3 +21,7 @@ EXTRA_DIST += tests/run-functions.sh
 systemdunitdir = $(prefix)/lib/systemd/system
 systemdunit_DATA = server/largeblock.socket server/largeblock.service
 EXTRA_DIST += $(systemdunit_DATA) docs/vm-testing.md
+
+# lib/mkfscmd: the mkfs command line for a geometry (pure, unit-tested).
+lib_liblargeblock_la_SOURCES += lib/mkfscmd.c lib/mkfscmd.h
+tests_unit_check_lib_SOURCES += tests/unit/check-mkfscmd.c
