@@ -15,6 +15,7 @@ Suite *pattern_suite (void);
 Suite *ramstore_suite (void);
 Suite *slab_suite (void);
 Suite *stats_suite (void);
+Suite *mkfscmd_suite (void);
 
 /* A geometry the test asserts is valid (shared by the suites). */
 void test_geometry (struct lb_geometry *g, uint64_t size, uint32_t physical,

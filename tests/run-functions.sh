@@ -1,0 +1,53 @@
+# largeblock: helpers for the largeblock-run tests (sourced after
+# functions.sh).  Skips only where root, /dev/fuse or loop devices are
+# really missing; asserts that a run left nothing behind.
+
+[ "$(id -u)" -eq 0 ] || skip "largeblock-run tests need root"
+[ -c /dev/fuse ] || skip "/dev/fuse is missing"
+[ -e /dev/loop-control ] || skip "loop devices are missing (/dev/loop-control)"
+requires nbdfuse
+requires fusermount3
+requires losetup
+
+LARGEBLOCK_RUN="$abs_top_builddir/server/largeblock-run"
+export TMPDIR="$tmpdir"     # largeblock-run's private directory goes here
+
+# The last run's stderr, for assertions on messages.
+run_err="$tmpdir/run.err"
+
+# lbrun ARGS...: run largeblock-run with a 120 s guard; stderr is kept
+# in $run_err and echoed.  Sets $rc.
+lbrun () {
+    rc=0
+    timeout 120 "$LARGEBLOCK_RUN" "$@" 2>"$run_err" || rc=$?
+    cat "$run_err" >&2
+}
+
+# assert_nothing_left: no loop device on a file under $tmpdir, no mount
+# under $tmpdir, no process with a pid file there, no private directory.
+assert_nothing_left () {
+    if losetup -a | grep -F "$tmpdir/"; then
+        fail "a loop device backed by our FUSE file remains"
+    fi
+    if grep -F " $tmpdir/" /proc/mounts; then
+        fail "a mount under $tmpdir remains"
+    fi
+    if pgrep -f -- "$tmpdir/largeblock-run" >/dev/null; then
+        pgrep -af -- "$tmpdir/largeblock-run" >&2
+        fail "a process we started (nbdkit or nbdfuse) remains"
+    fi
+    if ls -d "$tmpdir"/largeblock-run.* 2>/dev/null; then
+        fail "the private directory remains"
+    fi
+}
+
+# Last resort if a test fails half-way: undo what a leak check would flag.
+_run_emergency_cleanup () {
+    local m d
+    grep -F " $tmpdir/" /proc/mounts | awk '{print $2}' | sort -r |
+        while read -r m; do umount -l "$m" 2>/dev/null ||
+                            fusermount3 -uz "$m" 2>/dev/null; done
+    losetup -a | grep -F "$tmpdir/" | cut -d: -f1 |
+        while read -r d; do losetup -d "$d"; done
+}
+cleanup_fn _run_emergency_cleanup

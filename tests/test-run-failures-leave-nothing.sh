@@ -1,0 +1,118 @@
+#!/bin/bash
+# largeblock-run: every failure path tears down and leaves nothing:
+# invalid PARAM (plugin's message, nothing attached), unknown filesystem,
+# failing mkfs option, failing and killed COMMAND, SIGTERM to
+# largeblock-run during COMMAND and during mkfs.
+: "${abs_top_srcdir:?run through make check}"
+source "$abs_top_srcdir/tests/functions.sh" || exit 1
+source "$abs_top_srcdir/tests/run-functions.sh" || exit 1
+requires mkfs.xfs
+requires mkfs.ext4
+
+expect_msg () { grep -qF -- "$1" "$run_err" || fail "expected message: $1"; }
+
+# Invalid parameter: the plugin's own message, nothing attached.
+msg=$("$NBDKIT" -f -U "$tmpdir/x.sock" "$LARGEBLOCK_PLUGIN" blksize=3k \
+      size=1M 2>&1 | grep -o 'largeblock: .*' | head -1)
+[ -n "$msg" ] || fail "nbdkit gave no message for blksize=3k"
+lbrun --mkfs=xfs blksize=3k size=1M -- true
+[ "$rc" -ne 0 ] || fail "invalid parameter accepted"
+expect_msg "$msg"
+assert_nothing_left
+
+# Without CAP_SYS_ADMIN: says which capability, attaches nothing.
+if command -v capsh >/dev/null; then
+    rc=0
+    capsh --drop=cap_sys_admin -- -c \
+        "exec '$LARGEBLOCK_RUN' size=64M -- true" 2>"$run_err" || rc=$?
+    cat "$run_err" >&2
+    [ "$rc" -ne 0 ] || fail "ran without CAP_SYS_ADMIN"
+    expect_msg "missing capability CAP_SYS_ADMIN"
+    assert_nothing_left
+else
+    echo "capsh not installed: capability check not tested"
+fi
+
+lbrun --mkfs=zfs size=64M -- true
+[ "$rc" -ne 0 ] || fail "unknown filesystem accepted"
+expect_msg "unknown filesystem"
+assert_nothing_left
+
+lbrun --mkfs=xfs --mkfs-options=--no-such-option --mount size=64M -- true
+[ "$rc" -ne 0 ] || fail "failing mkfs gave status 0"
+expect_msg "mkfs.xfs failed"
+assert_nothing_left
+
+# ext4 on 4k logical / 16k physical; a failing COMMAND's status comes back.
+# (A loop device reports physical = logical whatever the file's server
+# prefers, so only the exported variable carries the 16k.)
+lbrun --mkfs=ext4 --mount blksize=16k logical-blksize=4k size=256M \
+      -- sh -c '[ "$(blockdev --getss "$LARGEBLOCK_DEV")" = 4096 ] &&
+                [ "$LARGEBLOCK_PHYSICAL_BLKSIZE" = 16384 ] &&
+                echo hi >"$LARGEBLOCK_MNT/f" && sync && exit 3'
+[ "$rc" -eq 3 ] || fail "ext4 4k/16k: expected status 3, got $rc"
+assert_nothing_left
+
+lbrun size=64M -- sh -c 'kill -KILL $$'
+[ "$rc" -eq 137 ] || fail "killed COMMAND: expected 137, got $rc"
+assert_nothing_left
+
+# --disks=2: two distinct devices.
+lbrun --disks=2 blksize=16k logical-blksize=16k size=64M \
+      -- sh -c '[ -b "$LARGEBLOCK_DEV" ] && [ -b "$LARGEBLOCK_DEV1" ] &&
+                [ "$LARGEBLOCK_DEV" != "$LARGEBLOCK_DEV1" ]'
+[ "$rc" -eq 0 ] || fail "--disks=2: status $rc"
+assert_nothing_left
+
+# SIGTERM / SIGINT to largeblock-run while COMMAND runs, and during mkfs
+# (a fake mkfs.xfs first on PATH that sleeps).
+signal_during () {
+    local sig=$1 ready=$2; shift 2
+    rm -f "$ready"
+    "$LARGEBLOCK_RUN" "$@" 2>"$run_err" &
+    local pid=$! i
+    for (( i=0; i<3000; i++ )); do
+        [ -e "$ready" ] && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.01
+    done
+    [ -e "$ready" ] || { cat "$run_err" >&2; fail "never reached the point to signal"; }
+    kill "-$sig" "$pid"
+    rc=0; wait "$pid" || rc=$?
+    cat "$run_err" >&2
+}
+signal_during TERM "$tmpdir/ready" --mkfs=xfs --mount size=512M \
+    -- sh -c 'touch "$TMPDIR/ready"; sleep 60'
+[ "$rc" -eq 143 ] || fail "SIGTERM during COMMAND: expected 143, got $rc"
+assert_nothing_left
+signal_during INT "$tmpdir/ready" size=64M \
+    -- sh -c 'touch "$TMPDIR/ready"; sleep 60'
+[ "$rc" -eq 130 ] || fail "SIGINT during COMMAND: expected 130, got $rc"
+assert_nothing_left
+
+# Without COMMAND: prints the device and mount point, waits for a signal.
+"$LARGEBLOCK_RUN" --mkfs=xfs --mount size=512M >"$tmpdir/summary" \
+    2>"$run_err" &
+pid=$!
+for (( i=0; i<3000; i++ )); do
+    [ -s "$tmpdir/summary" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.01
+done
+read -r dev mnt <"$tmpdir/summary" || fail "no summary printed"
+[ -b "$dev" ] && grep -qF " $mnt xfs " /proc/mounts ||
+    fail "summary '$dev $mnt' is not a mounted device"
+kill -HUP "$pid"
+rc=0; wait "$pid" || rc=$?
+[ "$rc" -eq 129 ] || fail "SIGHUP while waiting: expected 129, got $rc"
+assert_nothing_left
+
+mkdir "$tmpdir/bin"
+printf '#!/bin/sh\ntouch "%s/ready"\nexec sleep 60\n' "$tmpdir" \
+    >"$tmpdir/bin/mkfs.xfs"
+chmod +x "$tmpdir/bin/mkfs.xfs"
+PATH="$tmpdir/bin:$PATH" signal_during TERM "$tmpdir/ready" \
+    --mkfs=xfs --mount size=64M -- true
+[ "$rc" -eq 143 ] || fail "SIGTERM during mkfs: expected 143, got $rc"
+assert_nothing_left
+echo "all failure paths left nothing behind"
