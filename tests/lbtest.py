@@ -10,6 +10,7 @@ import errno
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -117,7 +118,22 @@ class Server:
         if self.dir and os.path.isdir(self.dir):
             self.last_stderr = self.stderr()
             shutil.rmtree(self.dir, ignore_errors=True)
+            report = sanitizer_report(self.last_stderr)
+            if report:
+                raise AssertionError("nbdkit: sanitizer report:\n" +
+                                     self.last_stderr)
         return self.proc.returncode
+
+
+SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak)Sanitizer|"
+                              r"WARNING: ThreadSanitizer|ThreadSanitizer: |"
+                              r"runtime error: ")
+
+
+def sanitizer_report(text):
+    """The first ASan/UBSan/TSan report line in text, or None."""
+    m = SANITIZER_REPORT.search(text)
+    return m.group(0) if m else None
 
 
 def expect_errno(expected, what, fn, *args):

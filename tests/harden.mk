@@ -1,0 +1,46 @@
+# largeblock hardening: sanitizers, valgrind, protocol abuse, fuzzing, soak.
+# Included at the end of Makefile.am.
+
+# --enable-sanitizers: nbdkit is not instrumented, so the tests run it
+# through this wrapper, which preloads the sanitizer runtime.
+EXTRA_DIST += tests/nbdkit-wrapper.sh scripts/check-sanitizers.sh
+
+# ---- make check-valgrind: the whole test suite under memcheck ----
+# The unit tests run under valgrind directly; every nbdkit the tests start
+# runs under it through tests/nbdkit-wrapper.sh (in the foreground, stopped
+# with SIGTERM, as lbtest.Server and start_server already do).  Each
+# process logs to its own file: a report anywhere, including in processes
+# whose exit status a test cannot see (nbdkit --run returns its command's
+# status), fails the target.  Errors and definite leaks count; nbdkit's
+# and glibc's own are suppressed in tests/valgrind.supp, each with a reason.
+VALGRIND = valgrind
+VALGRIND_LOG_DIR = $(abs_top_builddir)/tests/valgrind-logs
+VALGRIND_CMD = $(VALGRIND) --quiet --error-exitcode=99 \
+	--leak-check=full --show-leak-kinds=definite \
+	--errors-for-leak-kinds=definite --track-origins=yes \
+	--suppressions=$(abs_top_srcdir)/tests/valgrind.supp \
+	--log-file=$(VALGRIND_LOG_DIR)/vg.%p.log
+EXTRA_DIST += tests/valgrind.supp
+
+check-valgrind:
+	rm -rf $(VALGRIND_LOG_DIR) && $(MKDIR_P) $(VALGRIND_LOG_DIR)
+	$(MAKE) $(AM_MAKEFLAGS) check LB_VALGRIND="$(VALGRIND_CMD)" \
+	  LOG_COMPILER="$(VALGRIND_CMD)"
+	@bad=0; for f in $(VALGRIND_LOG_DIR)/vg.*.log; do \
+	  if test -s "$$f"; then echo "==== $$f"; cat "$$f"; bad=1; fi; \
+	done; \
+	n=`ls $(VALGRIND_LOG_DIR) | wc -l`; \
+	if test $$bad = 0; then \
+	  echo "check-valgrind: $$n processes, no errors, no definite leaks"; \
+	else echo "check-valgrind: FAILED (reports above)"; exit 1; fi
+.PHONY: check-valgrind
+clean-local: clean-valgrind-logs
+clean-valgrind-logs:
+	rm -rf $(VALGRIND_LOG_DIR)
+.PHONY: clean-valgrind-logs
+
+# The test list, for scripts/check-sanitizers.sh.
+print-tests:
+	@echo $(TESTS)
+.PHONY: print-tests
+EXTRA_DIST += docs/testing.md
