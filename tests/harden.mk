@@ -43,4 +43,7 @@ clean-valgrind-logs:
 print-tests:
 	@echo $(TESTS)
 .PHONY: print-tests
+
+# ---- protocol abuse ----
+integration_tests += tests/test-protocol-abuse.py
 EXTRA_DIST += docs/testing.md
