@@ -47,3 +47,9 @@ print-tests:
 # ---- protocol abuse ----
 integration_tests += tests/test-protocol-abuse.py
 EXTRA_DIST += docs/testing.md
+
+# ---- least privilege: lib/caps drops capabilities (libcap-ng) ----
+lib_liblargeblock_la_SOURCES += lib/caps.c lib/caps.h
+lib_liblargeblock_la_CPPFLAGS = $(AM_CPPFLAGS) $(CAPNG_CFLAGS)
+lib_liblargeblock_la_LIBADD = $(CAPNG_LIBS)
+integration_tests += tests/test-capabilities-dropped.sh
