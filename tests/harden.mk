@@ -53,3 +53,14 @@ lib_liblargeblock_la_SOURCES += lib/caps.c lib/caps.h
 lib_liblargeblock_la_CPPFLAGS = $(AM_CPPFLAGS) $(CAPNG_CFLAGS)
 lib_liblargeblock_la_LIBADD = $(CAPNG_LIBS)
 integration_tests += tests/test-capabilities-dropped.sh
+
+# ---- resource exhaustion ----
+# An LD_PRELOAD shim failing large anonymous mmaps (test-only, not
+# installed; -rpath makes libtool build a shared object).
+check_LTLIBRARIES = tests/libfail-mmap.la
+tests_libfail_mmap_la_SOURCES = tests/fail-mmap.c
+tests_libfail_mmap_la_LDFLAGS = -module -avoid-version -shared \
+	-rpath $(abs_builddir)/tests
+tests_libfail_mmap_la_LIBADD = -ldl
+integration_tests += tests/test-memory-limit-concurrent.py \
+	tests/test-alloc-failure-enomem.py

@@ -41,7 +41,7 @@ def require(program):
 class Server:
     """nbdkit + largeblock in the foreground; a context manager."""
 
-    def __init__(self, *params, start_timeout=30):
+    def __init__(self, *params, start_timeout=30, env=None):
         self.dir = tempfile.mkdtemp(prefix="lbtest.")
         self.socket = os.path.join(self.dir, "sock")
         self.pidfile = os.path.join(self.dir, "pid")
@@ -53,7 +53,8 @@ class Server:
             "-U", self.socket, "-P", self.pidfile, PLUGIN] + self.params
         with open(self.errlog, "w") as err:
             self.proc = subprocess.Popen(cmd, stderr=err,
-                                         stdin=subprocess.DEVNULL)
+                                         stdin=subprocess.DEVNULL,
+                                         env=dict(os.environ, **(env or {})))
         deadline = time.monotonic() + start_timeout
         while not os.path.exists(self.pidfile):
             if self.proc.poll() is not None:
