@@ -13,6 +13,7 @@ EXTRA_DIST += tests/nbdkit-wrapper.sh scripts/check-sanitizers.sh
 # whose exit status a test cannot see (nbdkit --run returns its command's
 # status), fails the target.  Errors and definite leaks count; nbdkit's
 # and glibc's own are suppressed in tests/valgrind.supp, each with a reason.
+# Check's per-test timeouts are stretched for valgrind's slowdown.
 VALGRIND = valgrind
 VALGRIND_LOG_DIR = $(abs_top_builddir)/tests/valgrind-logs
 VALGRIND_CMD = $(VALGRIND) --quiet --error-exitcode=99 \
@@ -24,6 +25,7 @@ EXTRA_DIST += tests/valgrind.supp
 
 check-valgrind:
 	rm -rf $(VALGRIND_LOG_DIR) && $(MKDIR_P) $(VALGRIND_LOG_DIR)
+	CK_TIMEOUT_MULTIPLIER=$${CK_TIMEOUT_MULTIPLIER:-30} \
 	$(MAKE) $(AM_MAKEFLAGS) check LB_VALGRIND="$(VALGRIND_CMD)" \
 	  LOG_COMPILER="$(VALGRIND_CMD)"
 	@bad=0; for f in $(VALGRIND_LOG_DIR)/vg.*.log; do \
@@ -64,3 +66,26 @@ tests_libfail_mmap_la_LDFLAGS = -module -avoid-version -shared \
 tests_libfail_mmap_la_LIBADD = -ldl
 integration_tests += tests/test-memory-limit-concurrent.py \
 	tests/test-alloc-failure-enomem.py
+
+# ---- fuzzing (docs/testing.md) ----
+# "make fuzz" runs each libFuzzer harness for FUZZ_SECONDS (default 60);
+# "make check" replays the seeds and past crashes with the normal compiler.
+FUZZ_SECONDS = 60
+FUZZ_HARNESSES = parse-size params
+check_PROGRAMS += fuzz/fuzz-parse-size-replay fuzz/fuzz-params-replay
+fuzz_fuzz_parse_size_replay_SOURCES = fuzz/fuzz-parse-size.c fuzz/replay.c
+fuzz_fuzz_parse_size_replay_LDADD = lib/liblargeblock.la
+fuzz_fuzz_params_replay_SOURCES = fuzz/fuzz-params.c fuzz/replay.c
+fuzz_fuzz_params_replay_LDADD = lib/liblargeblock.la
+integration_tests += tests/test-fuzz-corpus-replay.sh
+EXTRA_DIST += scripts/fuzz.sh $(FUZZ_HARNESSES:%=fuzz/corpus/%) \
+	$(FUZZ_HARNESSES:%=fuzz/regressions/%)
+
+fuzz: all
+	FUZZ_SECONDS=$(FUZZ_SECONDS) abs_top_builddir=$(abs_top_builddir) \
+	  $(srcdir)/scripts/fuzz.sh $(FUZZ_HARNESSES)
+.PHONY: fuzz
+clean-local: clean-fuzz
+clean-fuzz:
+	rm -rf fuzz/work
+.PHONY: clean-fuzz
