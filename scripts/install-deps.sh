@@ -9,6 +9,8 @@ packages=(
   nbdkit nbdkit-plugin-dev libnbd-dev libcap-ng-dev check
   # tests and examples
   libnbd-bin python3-libnbd qemu-utils fio xfsprogs fuse3 util-linux
+  # hardening (docs/testing.md): valgrind, libFuzzer
+  valgrind clang
 )
 
 missing=()

@@ -89,3 +89,11 @@ clean-local: clean-fuzz
 clean-fuzz:
 	rm -rf fuzz/work
 .PHONY: clean-fuzz
+
+# ---- soak: make soak (SOAK_SECONDS, default 600) ----
+SOAK_SECONDS = 600
+EXTRA_DIST += tests/soak.py
+soak: all
+	$(AM_TESTS_ENVIRONMENT) SOAK_SECONDS=$(SOAK_SECONDS) \
+	  $(PYTHON_NBD) $(srcdir)/tests/soak.py
+.PHONY: soak
