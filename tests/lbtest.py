@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import nbd
@@ -189,6 +190,26 @@ def read_stats(path):
 def pattern(length, seed):
     """Deterministic pseudo-random bytes: misplaced data never matches."""
     return random.Random(seed).randbytes(length)
+
+
+def in_threads(fn, n):
+    """Call fn(0) ... fn(n - 1) each in its own thread and wait for all;
+    the first exception any of them raised fails the test."""
+    errors = []
+
+    def wrap(i):
+        try:
+            fn(i)
+        except Exception as e:                  # re-raised below
+            errors.append(e)
+
+    threads = [threading.Thread(target=wrap, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise AssertionError(str(errors[0]))
 
 
 def run(main):

@@ -16,7 +16,6 @@ import os
 import random
 import shutil
 import tempfile
-import threading
 import time
 
 import nbd
@@ -69,17 +68,13 @@ def worker(h, idx, deadline, counts):
 def warm_up(handles):
     """Make every nbdkit worker thread allocate its largest request buffer
     (glibc keeps those after the request), so the baseline includes them:
-    16 client threads per connection reading 1M at once, twice."""
+    16 client threads per connection, each reading 1M four times."""
     def reader(h, i):
         for k in range(4):
             h.pread(1 << 20, ((i + k) % 16) << 20)
 
-    threads = [threading.Thread(target=reader, args=(h, i))
-               for h in handles for i in range(16)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    lbtest.in_threads(lambda n: reader(handles[n % WORKERS], n // WORKERS),
+                      WORKERS * 16)
 
 
 def main():
@@ -94,22 +89,9 @@ def main():
             warm_up(handles)
             base_kib = s.rss_kib()
             deadline = time.monotonic() + seconds
-            counts, errors = {}, []
-
-            def run(i):
-                try:
-                    worker(handles[i], i, deadline, counts)
-                except Exception as e:           # reported below
-                    errors.append(e)
-
-            threads = [threading.Thread(target=run, args=(i,))
-                       for i in range(WORKERS)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            if errors:
-                raise AssertionError(str(errors[0]))
+            counts = {}
+            lbtest.in_threads(lambda i: worker(handles[i], i, deadline,
+                                               counts), WORKERS)
             handles[0].trim(SIZE, 0)
             rss = s.rss_kib()
             assert rss <= base_kib + RSS_SLACK_KIB, \

@@ -17,7 +17,6 @@ import os
 import random
 import shutil
 import tempfile
-import threading
 
 import nbd
 
@@ -76,22 +75,8 @@ def main():
                            "statsfile=" + stats) as s:
             handles = [s.connect() for _ in range(WORKERS)]
             results = {}
-            errors = []
-
-            def run(i):
-                try:
-                    worker(handles[i], i, results)
-                except Exception as e:          # reported below
-                    errors.append(e)
-
-            threads = [threading.Thread(target=run, args=(i,))
-                       for i in range(WORKERS)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            if errors:
-                raise AssertionError(str(errors[0]))
+            lbtest.in_threads(lambda i: worker(handles[i], i, results),
+                              WORKERS)
             assert s.stop() == 0, "nbdkit failed: %s" % s.last_stderr
         st = lbtest.read_stats(stats)
         peak = st["folios_peak"]
