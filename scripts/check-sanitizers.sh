@@ -9,7 +9,9 @@
 # ignored) under a temporary directory, removed on exit unless
 # LB_KEEP_SANITIZER_BUILD=1.  Usage:
 #   scripts/check-sanitizers.sh [asan|tsan]...   (default: both)
-# Exit status 0 only if every selected run passed.
+# Exit status 0 only if every selected run passed.  Each run's
+# test-suite.log is copied to test-suite-asan.log / test-suite-tsan.log
+# at the top of the checkout.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -53,6 +55,8 @@ check () {
     (cd "$dir" && make -j"$(nproc)" check "${args[@]}")
     local status=$?
     [ $status -ne 0 ] && sed -n '/^FAIL\|^ERROR/,$p' "$dir/test-suite.log" | head -200
+    # Keep the results where scripts/run-tests.sh counts them.
+    cp "$dir/test-suite.log" "$top/test-suite-$(basename "$dir").log"
     grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR):' "$dir/test-suite.log"
     return $status
 }
@@ -69,6 +73,7 @@ asan_exit_hang=(tests/test-config-errors.sh tests/test-memory-limit.py
                 tests/test-file-disk-root.sh tests/test-protocol-abuse.py)
 
 status=0
+for run in "${runs[@]}"; do rm -f "$top/test-suite-$run.log"; done
 for run in "${runs[@]}"; do
     case $run in
     asan)
