@@ -25,16 +25,17 @@ EXTRA_DIST += tests/valgrind.supp
 
 check-valgrind:
 	rm -rf $(VALGRIND_LOG_DIR) && $(MKDIR_P) $(VALGRIND_LOG_DIR)
-	CK_TIMEOUT_MULTIPLIER=$${CK_TIMEOUT_MULTIPLIER:-30} \
+	@CK_TIMEOUT_MULTIPLIER=$${CK_TIMEOUT_MULTIPLIER:-30} \
 	$(MAKE) $(AM_MAKEFLAGS) check LB_VALGRIND="$(VALGRIND_CMD)" \
-	  LOG_COMPILER="$(VALGRIND_CMD)"
-	@bad=0; for f in $(VALGRIND_LOG_DIR)/vg.*.log; do \
+	  LOG_COMPILER="$(VALGRIND_CMD)"; status=$$?; \
+	bad=0; for f in $(VALGRIND_LOG_DIR)/vg.*.log; do \
 	  if test -s "$$f"; then echo "==== $$f"; cat "$$f"; bad=1; fi; \
 	done; \
 	n=`ls $(VALGRIND_LOG_DIR) | wc -l`; \
 	if test $$bad = 0; then \
 	  echo "check-valgrind: $$n processes, no errors, no definite leaks"; \
-	else echo "check-valgrind: FAILED (reports above)"; exit 1; fi
+	else echo "check-valgrind: valgrind reports above"; status=1; fi; \
+	exit $$status
 .PHONY: check-valgrind
 clean-local: clean-valgrind-logs
 clean-valgrind-logs:
