@@ -70,7 +70,8 @@ check () {
 # the ASan run (they run in the plain build and under valgrind); see
 # docs/testing.md.
 asan_exit_hang=(tests/test-config-errors.sh tests/test-memory-limit.py
-                tests/test-file-disk-root.sh tests/test-protocol-abuse.py)
+                tests/test-file-disk-root.sh tests/test-protocol-abuse.py
+                tests/test-memory-limit-concurrent.py)
 
 status=0
 for run in "${runs[@]}"; do rm -f "$top/test-suite-$run.log"; done

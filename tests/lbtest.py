@@ -59,9 +59,9 @@ class Server:
         deadline = time.monotonic() + start_timeout
         while not os.path.exists(self.pidfile):
             if self.proc.poll() is not None:
-                self.stop()
+                self.stop()             # removes the log: use its copy
                 raise RuntimeError("nbdkit exited with %d: %s" %
-                                   (self.proc.returncode, self.stderr()))
+                                   (self.proc.returncode, self.last_stderr))
             if time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError("nbdkit did not start")
