@@ -16,6 +16,12 @@ lb_fail (int errnum, char *err, size_t errlen, const char *fmt, ...)
     va_start (ap, fmt);
     vsnprintf (err, errlen, fmt, ap);
     va_end (ap);
+    /* One line, whatever the user typed: a value with a newline or other
+     * control characters must not break the message (or forge a second
+     * log line).  Found by fuzz/fuzz-parse-size.c. */
+    for (char *c = err; *c; c++)
+      if ((unsigned char) *c < 0x20 || *c == 0x7f)
+        *c = '?';
   }
   errno = errnum;
   return -1;

@@ -10,8 +10,9 @@
 
 #include <stddef.h>
 
-/* Format the message into err (if err is not NULL and errlen > 0), set
- * errno = errnum, return -1.
+/* Format the message into err (if err is not NULL and errlen > 0), with
+ * every control character (newline, tab, ESC, ...) replaced by '?' so it
+ * stays one line; set errno = errnum, return -1.
  */
 int lb_fail (int errnum, char *err, size_t errlen, const char *fmt, ...)
   __attribute__ ((format (printf, 4, 5)));

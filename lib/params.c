@@ -22,6 +22,7 @@ enum param_key {
   KEY_STATSFILE,
   KEY_FILE,
   KEY_DIRECT,
+  KEY_KEEP_CAPABILITIES,
   KEY__COUNT
 };
 
@@ -35,6 +36,7 @@ static const char *const key_names[KEY__COUNT] = {
   [KEY_STATSFILE] = "statsfile",
   [KEY_FILE] = "file",
   [KEY_DIRECT] = "direct",
+  [KEY_KEEP_CAPABILITIES] = "keep-capabilities",
 };
 
 _Static_assert (KEY__COUNT <= sizeof ((struct lb_params *) 0)->typed /
@@ -85,24 +87,27 @@ set_misaligned (struct lb_params *p, const char *value, char *err,
   return 0;
 }
 
-/* The words nbdkit_parse_bool takes, so users type what they know. */
+/* The words nbdkit_parse_bool takes, so users type what they know;
+ * `words` names the pair the message suggests. */
 static int
-set_direct (struct lb_params *p, const char *value, char *err, size_t errlen)
+set_bool (const char *name, const char *value, const char *words, bool *out,
+          char *err, size_t errlen)
 {
   static const char *const on[] = { "on", "yes", "true", "1" };
   static const char *const off[] = { "off", "no", "false", "0" };
 
   for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
     if (strcasecmp (value, on[i]) == 0) {
-      p->direct = true;
+      *out = true;
       return 0;
     }
     if (strcasecmp (value, off[i]) == 0) {
-      p->direct = false;
+      *out = false;
       return 0;
     }
   }
-  return lb_fail (EINVAL, err, errlen, "direct %s is not a boolean (on or off)", value);
+  return lb_fail (EINVAL, err, errlen, "%s %s is not a boolean (%s)", name,
+                  value, words);
 }
 
 static int
@@ -120,7 +125,10 @@ set_value (struct lb_params *p, int key, const char *value, char *err,
       return lb_fail (EINVAL, err, errlen, "%s is empty (expected a path)", name);
     return 0;
   case KEY_DIRECT:
-    return set_direct (p, value, err, errlen);
+    return set_bool (name, value, "on or off", &p->direct, err, errlen);
+  case KEY_KEEP_CAPABILITIES:
+    return set_bool (name, value, "yes or no", &p->keep_capabilities, err,
+                     errlen);
   case KEY_SIZE:
     return lb_parse_size (name, value, &p->geom.size_bytes, err, errlen);
   case KEY_BLKSIZE:
@@ -146,7 +154,8 @@ lb_params_set (struct lb_params *p, const char *key, const char *value,
   if (k < 0)
     return lb_fail (EINVAL, err, errlen, "unknown parameter '%s' (expected size, "
                  "blksize, logical-blksize, max-request, misaligned, "
-                 "memory-limit, statsfile, file or direct)", key);
+                 "memory-limit, statsfile, file, direct or "
+                 "keep-capabilities)", key);
   if (p->seen & (1u << k))
     return lb_fail (EINVAL, err, errlen, "%s given twice (%s=%s and %s=%s)",
                  key, key, p->typed[k], key, value);

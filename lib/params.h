@@ -1,7 +1,8 @@
 /* largeblock: the user-facing parameters.
  *
  * Owns the parameter names of the SPEC (size, blksize, logical-blksize,
- * max-request, misaligned, memory-limit, statsfile, file, direct), their parsing and
+ * max-request, misaligned, memory-limit, statsfile, file, direct,
+ * keep-capabilities), their parsing and
  * the cross-parameter rules, so that the nbdkit plugin and the programs
  * that start it (largeblock-run) refuse exactly the same inputs with
  * exactly the same messages.
@@ -30,6 +31,7 @@ struct lb_params {
   const char *statsfile;        /* NULL: none; points into typed[] */
   const char *file;             /* NULL: a RAM disk; points into typed[] */
   bool direct;                  /* file= with O_DIRECT */
+  bool keep_capabilities;       /* do not drop capabilities after start */
   /* Copies of what the user typed, for messages. */
   char *typed[16];
   unsigned seen;                /* bit per key, to refuse repeats */

@@ -96,6 +96,12 @@ broken_get_ready (void)
   return 0;
 }
 
+static void
+broken_unload (void)
+{
+  free (disk);
+}
+
 static void *
 broken_open (int readonly)
 {
@@ -180,6 +186,7 @@ static struct nbdkit_plugin plugin = {
   .name = "broken",
   .config = broken_config,
   .get_ready = broken_get_ready,
+  .unload = broken_unload,
   .open = broken_open,
   .get_size = broken_get_size,
   .block_size = broken_block_size,

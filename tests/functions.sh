@@ -22,8 +22,29 @@ _run_cleanups () {
     for (( i=${#_cleanup_fns[@]}-1; i>=0; i-- )); do
         eval "${_cleanup_fns[$i]}" || :
     done
+    # A sanitizer report from any server we started fails the test.
+    if [ -n "${tmpdir:-}" ] && [ "$status" -ne 1 ]; then
+        check_sanitizer_reports "$tmpdir"/*.err || status=1
+    fi
+    [ -z "${tmpdir:-}" ] || rm -rf "$tmpdir"
     exit "$status"
 }
+
+# check_sanitizer_reports FILE...: fail if an ASan/UBSan/TSan report is
+# in any of the files (the servers' stderr logs).
+check_sanitizer_reports () {
+    local f
+    for f in "$@"; do
+        [ -f "$f" ] || continue
+        if grep -qE "$_sanitizer_report_re" "$f"; then
+            echo "FAIL: sanitizer report in $f:" >&2
+            cat "$f" >&2
+            return 1
+        fi
+    done
+}
+_sanitizer_report_re='ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|ThreadSanitizer: |runtime error: '
+
 trap _run_cleanups EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -32,9 +53,8 @@ fail () { echo "FAIL: $*" >&2; exit 1; }
 skip () { echo "SKIP: $*"; exit 77; }
 requires () { command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"; }
 
-# A private directory removed on exit.
+# A private directory removed on exit (last, after every cleanup_fn).
 tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/lbtest.XXXXXX")
-cleanup_fn rm -rf "$tmpdir"
 
 # start_bg NAME CMD...: run CMD in the background (stderr in
 # $tmpdir/NAME.err), stop it on exit, and wait until it has written its

@@ -10,11 +10,13 @@ import errno
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import nbd
@@ -40,7 +42,7 @@ def require(program):
 class Server:
     """nbdkit + largeblock in the foreground; a context manager."""
 
-    def __init__(self, *params, start_timeout=30):
+    def __init__(self, *params, start_timeout=30, env=None):
         self.dir = tempfile.mkdtemp(prefix="lbtest.")
         self.socket = os.path.join(self.dir, "sock")
         self.pidfile = os.path.join(self.dir, "pid")
@@ -52,13 +54,14 @@ class Server:
             "-U", self.socket, "-P", self.pidfile, PLUGIN] + self.params
         with open(self.errlog, "w") as err:
             self.proc = subprocess.Popen(cmd, stderr=err,
-                                         stdin=subprocess.DEVNULL)
+                                         stdin=subprocess.DEVNULL,
+                                         env=dict(os.environ, **(env or {})))
         deadline = time.monotonic() + start_timeout
         while not os.path.exists(self.pidfile):
             if self.proc.poll() is not None:
-                self.stop()
+                self.stop()             # removes the log: use its copy
                 raise RuntimeError("nbdkit exited with %d: %s" %
-                                   (self.proc.returncode, self.stderr()))
+                                   (self.proc.returncode, self.last_stderr))
             if time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError("nbdkit did not start")
@@ -117,7 +120,22 @@ class Server:
         if self.dir and os.path.isdir(self.dir):
             self.last_stderr = self.stderr()
             shutil.rmtree(self.dir, ignore_errors=True)
+            report = sanitizer_report(self.last_stderr)
+            if report:
+                raise AssertionError("nbdkit: sanitizer report:\n" +
+                                     self.last_stderr)
         return self.proc.returncode
+
+
+SANITIZER_REPORT = re.compile(r"ERROR: (Address|Leak)Sanitizer|"
+                              r"WARNING: ThreadSanitizer|ThreadSanitizer: |"
+                              r"runtime error: ")
+
+
+def sanitizer_report(text):
+    """The first ASan/UBSan/TSan report line in text, or None."""
+    m = SANITIZER_REPORT.search(text)
+    return m.group(0) if m else None
 
 
 def expect_errno(expected, what, fn, *args):
@@ -172,6 +190,26 @@ def read_stats(path):
 def pattern(length, seed):
     """Deterministic pseudo-random bytes: misplaced data never matches."""
     return random.Random(seed).randbytes(length)
+
+
+def in_threads(fn, n):
+    """Call fn(0) ... fn(n - 1) each in its own thread and wait for all;
+    the first exception any of them raised fails the test."""
+    errors = []
+
+    def wrap(i):
+        try:
+            fn(i)
+        except Exception as e:                  # re-raised below
+            errors.append(e)
+
+    threads = [threading.Thread(target=wrap, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise AssertionError(str(errors[0]))
 
 
 def run(main):

@@ -23,6 +23,7 @@
 #include <nbdkit-plugin.h>
 
 #include "align.h"
+#include "caps.h"
 #include "disk.h"
 #include "params.h"
 #include "stats.h"
@@ -149,6 +150,33 @@ largeblock_config_complete (void)
   return 0;
 }
 
+/* Least privilege: the disk is open (config_complete); from here on a
+ * root server needs no capabilities.  after_fork runs once, after nbdkit
+ * has bound its sockets and daemonized, before any worker thread. */
+static int
+largeblock_after_fork (void)
+{
+  char kept[64], err[256];
+  int r;
+
+  if (params.keep_capabilities) {
+    nbdkit_debug ("largeblock: keep-capabilities=yes: keeping every "
+                  "capability");
+    return 0;
+  }
+  r = lb_caps_drop (params.statsfile != NULL, kept, sizeof kept,
+                    err, sizeof err);
+  if (r == -1) {
+    nbdkit_error ("largeblock: %s", err);
+    return -1;
+  }
+  if (r == 0)
+    nbdkit_debug ("largeblock: no capabilities to drop");
+  else
+    nbdkit_debug ("largeblock: dropped capabilities, kept: %s", kept);
+  return 0;
+}
+
 #define largeblock_config_help \
   "[size=]<SIZE>            Virtual size, e.g. 512M, 1T, 7E (required\n" \
   "                         unless file= names an existing file).\n" \
@@ -160,7 +188,8 @@ largeblock_config_complete (void)
   "statsfile=<PATH>         Write JSON statistics here at exit.\n" \
   "file=<PATH>              Serve this file or block device (created\n" \
   "                         with size= if missing) instead of RAM.\n" \
-  "direct=on|off            With file=: bypass the page cache (O_DIRECT)."
+  "direct=on|off            With file=: bypass the page cache (O_DIRECT).\n" \
+  "keep-capabilities=yes    Do not drop capabilities after start-up."
 
 static void
 largeblock_dump_plugin (void)
@@ -382,6 +411,7 @@ static struct nbdkit_plugin plugin = {
   .unload             = largeblock_unload,
   .config             = largeblock_config,
   .config_complete    = largeblock_config_complete,
+  .after_fork         = largeblock_after_fork,
   .config_help        = largeblock_config_help,
   .magic_config_key   = "size",
   .dump_plugin        = largeblock_dump_plugin,

@@ -36,7 +36,7 @@ START_TEST (test_all_keys)
     { "size", "1G" }, { "blksize", "64k" }, { "logical-blksize", "4k" },
     { "max-request", "8M" }, { "misaligned", "allow" },
     { "memory-limit", "256M" }, { "statsfile", "/tmp/stats.json" },
-    { NULL, NULL },
+    { "keep-capabilities", "Yes" }, { NULL, NULL },
   };
   const struct kv file_kv[] = {
     { "size", "1G" }, { "file", "/tmp/disk.img" }, { "direct", "ON" },
@@ -55,6 +55,7 @@ START_TEST (test_all_keys)
   ck_assert_str_eq (p.statsfile, "/tmp/stats.json");
   ck_assert_ptr_null (p.file);
   ck_assert (!p.direct);
+  ck_assert (p.keep_capabilities);
   ck_assert (lb_params_size_given (&p));
   lb_params_free (&p);
 
@@ -82,6 +83,7 @@ START_TEST (test_defaults)
   ck_assert_str_eq (lb_misaligned_policy_name (p.misaligned), "error");
   ck_assert_uint_eq (p.memory_limit_bytes, 0);
   ck_assert_ptr_null (p.statsfile);
+  ck_assert (!p.keep_capabilities);
   lb_params_free (&p);
 }
 END_TEST
@@ -92,7 +94,14 @@ static const struct {
 } bad[] = {
   { { { "sise", "1G" } },
     "unknown parameter 'sise' (expected size, blksize, logical-blksize, "
-    "max-request, misaligned, memory-limit, statsfile, file or direct)" },
+    "max-request, misaligned, memory-limit, statsfile, file, direct or "
+    "keep-capabilities)" },
+  { { { "size", "1G" }, { "keep-capabilities", "maybe" } },
+    "keep-capabilities maybe is not a boolean (yes or no)" },
+  { { { "size", "1G" }, { "keep-capabilities", "yes" },
+      { "keep-capabilities", "no" } },
+    "keep-capabilities given twice (keep-capabilities=yes and "
+    "keep-capabilities=no)" },
   { { { "file", "/tmp/x" }, { "size", "1G" }, { "memory-limit", "1G" } },
     "memory-limit 1G applies to RAM disks only, not to file=/tmp/x" },
   { { { "size", "1G" }, { "direct", "on" } },

@@ -1,0 +1,102 @@
+#!/bin/bash
+# largeblock: build a separate copy of the tree with sanitizers and run the
+# tests there: the whole "make check" under ASan+UBSan, then the
+# concurrency tests (unit suites, stress-ramstore, the multi-connection
+# and file-disk stress tests) under TSan.
+#
+# The checkout itself is configured in-tree, so each build happens in a
+# fresh copy of the working tree's files (tracked and untracked, not
+# ignored) under a temporary directory, removed on exit unless
+# LB_KEEP_SANITIZER_BUILD=1.  Usage:
+#   scripts/check-sanitizers.sh [asan|tsan]...   (default: both)
+# Exit status 0 only if every selected run passed.  Each run's
+# test-suite.log is copied to test-suite-asan.log / test-suite-tsan.log
+# at the top of the checkout.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+top=$(pwd)
+
+runs=("$@")
+[ ${#runs[@]} -eq 0 ] && runs=(asan tsan)
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/lb-sanitizers.XXXXXX")
+cleanup () {
+    if [ "${LB_KEEP_SANITIZER_BUILD:-0}" = 1 ]; then
+        echo "check-sanitizers: builds kept in $work"
+    else
+        rm -rf "$work"
+    fi
+}
+trap cleanup EXIT
+
+copy_tree () {
+    mkdir -p "$1"
+    git -C "$top" ls-files -z --cached --others --exclude-standard |
+        (cd "$top" && tar --null -T - -cf - 2>/dev/null) | tar -C "$1" -xf -
+}
+
+# build DIR SANITIZERS: configure and build a copy in DIR.
+build () {
+    local dir=$1 san=$2
+    copy_tree "$dir" || return 1
+    (cd "$dir" && autoreconf -fi && \
+        ./configure --enable-sanitizers="$san" CFLAGS="-O1 -g" &&
+        make -j"$(nproc)") \
+        >"$dir.build.log" 2>&1 || {
+            tail -50 "$dir.build.log"
+            echo "check-sanitizers: $san build failed"; return 1; }
+}
+
+# check DIR [TESTS]: make check in DIR, whole suite or just TESTS.
+check () {
+    local dir=$1; shift
+    local args=()
+    [ $# -gt 0 ] && args=(TESTS="$*")
+    (cd "$dir" && make -j"$(nproc)" check "${args[@]}")
+    local status=$?
+    [ $status -ne 0 ] && sed -n '/^FAIL\|^ERROR/,$p' "$dir/test-suite.log" | head -200
+    # Keep the results where scripts/run-tests.sh counts them.
+    cp "$dir/test-suite.log" "$top/test-suite-$(basename "$dir").log"
+    grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR):' "$dir/test-suite.log"
+    return $status
+}
+
+# Known problem, not ours to fix here: an nbdkit 1.32 process with libasan
+# preloaded and our instrumented plugin loaded deadlocks in exit() (in
+# libp11-kit's destructor, freelocale() waits for glibc's setlocale lock,
+# whose reader count has gone negative) once the plugin has reported an
+# error (seen with strerror text, and after the abuse suite's refusals).
+# These tests stop such a server and would hang, so they are left out of
+# the ASan run (they run in the plain build and under valgrind); see
+# docs/testing.md.
+asan_exit_hang=(tests/test-config-errors.sh tests/test-memory-limit.py
+                tests/test-file-disk-root.sh tests/test-protocol-abuse.py
+                tests/test-memory-limit-concurrent.py)
+
+status=0
+for run in "${runs[@]}"; do rm -f "$top/test-suite-$run.log"; done
+for run in "${runs[@]}"; do
+    case $run in
+    asan)
+        echo "check-sanitizers: make check under address,undefined"
+        build "$work/asan" address,undefined &&
+        check "$work/asan" $(make -s -C "$work/asan" print-tests |
+                             tr ' ' '\n' | grep -vxF "${asan_exit_hang[@]/#/-e}") ||
+            status=1
+        ;;
+    tsan)
+        echo "check-sanitizers: concurrency tests under thread"
+        # TSan's lock-order checker cannot track more than 64 locks held
+        # at once, and the file store takes every range-lock stripe a large
+        # request covers (in order); data race detection stays on.
+        build "$work/tsan" thread &&
+        TSAN_OPTIONS="detect_deadlocks=0:${TSAN_OPTIONS:-}" check "$work/tsan" tests/unit-lib.tap tests/stress-ramstore \
+            tests/test-stress-multiconn.py tests/test-stress-file.sh ||
+            status=1
+        ;;
+    *)  echo "check-sanitizers: unknown run $run (asan or tsan)" >&2
+        exit 2 ;;
+    esac
+done
+echo "check-sanitizers: $([ $status -eq 0 ] && echo passed || echo FAILED)"
+exit $status

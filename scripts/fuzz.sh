@@ -1,0 +1,48 @@
+#!/bin/bash
+# largeblock: fuzz the parsers of lib/ with libFuzzer (clang), each for
+# FUZZ_SECONDS (default 60).  Usage, from a configured tree ("make fuzz"):
+#   scripts/fuzz.sh [HARNESS...]       (default: every fuzz/fuzz-*.c)
+# Seeds come from fuzz/corpus/HARNESS and fuzz/regressions/HARNESS; new
+# corpus entries and crash inputs go under fuzz/work/ in the build tree.
+# A crash fails the run: copy its input into fuzz/regressions/HARNESS/,
+# where "make check" replays it from then on.
+set -uo pipefail
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+builddir=${abs_top_builddir:-$srcdir}
+seconds=${FUZZ_SECONDS:-60}
+CLANG=${CLANG:-clang}
+
+command -v "$CLANG" >/dev/null || { echo "fuzz: $CLANG is missing (apt-get install clang)"; exit 77; }
+[ -f "$builddir/config.h" ] || { echo "fuzz: configure first (no $builddir/config.h)"; exit 1; }
+
+harnesses=("$@")
+if [ ${#harnesses[@]} -eq 0 ]; then
+    for f in "$srcdir"/fuzz/fuzz-*.c; do
+        h=${f##*/fuzz-}; harnesses+=("${h%.c}")
+    done
+fi
+
+status=0
+for h in "${harnesses[@]}"; do
+    work="$builddir/fuzz/work/$h"
+    bin="$builddir/fuzz/work/fuzz-$h"
+    mkdir -p "$work/corpus" "$work/crashes"
+    "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined \
+        -fno-sanitize-recover=all -I"$builddir" -I"$srcdir/lib" \
+        "$srcdir/fuzz/fuzz-$h.c" "$srcdir"/lib/{error,geometry,params}.c \
+        -o "$bin" || { echo "fuzz: cannot build $h"; status=1; continue; }
+    echo "fuzz: $h for ${seconds}s"
+    "$bin" -max_total_time="$seconds" -print_final_stats=1 \
+        -artifact_prefix="$work/crashes/" "$work/corpus" \
+        "$srcdir/fuzz/corpus/$h" "$srcdir/fuzz/regressions/$h" \
+        >"$work/fuzz.log" 2>&1
+    r=$?
+    grep -E '^stat::(number_of_executed_units|peak_rss_mb)|^#[0-9]+ *DONE' \
+        "$work/fuzz.log" | sed "s/^/fuzz: $h: /"
+    if [ $r -ne 0 ]; then
+        tail -40 "$work/fuzz.log"
+        echo "fuzz: $h FAILED; inputs: $(ls "$work/crashes")"
+        status=1
+    fi
+done
+exit $status
