@@ -143,14 +143,6 @@ folio_slot (struct ramstore *rs, uint64_t folio_idx, bool create)
   return &n->slot[slot_in_node (folio_idx, 1)];
 }
 
-static bool
-folio_present (struct ramstore *rs, uint64_t folio_idx)
-{
-  _Atomic (void *) *slot = folio_slot (rs, folio_idx, false);
-
-  return slot && atomic_load_explicit (slot, memory_order_acquire);
-}
-
 /* Visit [first, last] in folio order: for each bottom node touched, fn gets
  * its slots for the run; for each absent subtree, fn gets slots = NULL and
  * the run it covers, without descending.  fn returns 0 to go on, 1 to
@@ -263,45 +255,9 @@ release_folio_locked (struct ramstore *rs, struct stripe *st,
   uncharge (rs, 1);
 }
 
-/* ---- per-folio operations ---- */
+/* ---- splitting a request ---- */
 
-/* A piece of a request that lies in one folio. */
-struct chunk {
-  uint64_t folio_idx;
-  uint32_t in_folio;            /* byte offset inside the folio */
-  uint32_t bytes;
-};
-
-typedef int (*chunk_fn) (struct ramstore *rs, const struct chunk *c,
-                         size_t done, void *opaque);
-
-/* Split [offset, offset + count) at folio boundaries. */
-static int
-for_each_chunk (struct ramstore *rs, uint64_t offset, uint64_t count,
-                chunk_fn fn, void *opaque)
-{
-  const struct lb_geometry *g = rs->g;
-  size_t done = 0;
-
-  while (count > 0) {
-    struct chunk c = {
-      .folio_idx = lb_folio_idx (g, offset),
-      .in_folio = lb_folio_offset (g, offset),
-    };
-    uint64_t room = g->physical_bytes - c.in_folio;
-
-    c.bytes = (uint32_t) (count < room ? count : room);
-    if (fn (rs, &c, done, opaque) == -1)
-      return -1;
-    offset += c.bytes;
-    count -= c.bytes;
-    done += c.bytes;
-  }
-  return 0;
-}
-
-/* Part of a request inside one lock group: folios [first, first + nr),
- * whose bottom-level slots are contiguous.
+/* Part of a request inside one lock group: folios [first, first + nr), whose bottom-level slots are contiguous.
  */
 struct group_span {
   uint64_t offset;              /* byte offset on the disk */
@@ -314,17 +270,19 @@ struct group_span {
 typedef int (*group_fn) (struct ramstore *rs, const struct group_span *gs,
                          void *opaque);
 
-/* Split [offset, offset + count) at lock group boundaries. */
+/* Split [offset, offset + count) at lock group boundaries: one lock per
+ * group per request.
+ */
 static int
 for_each_group (struct ramstore *rs, uint64_t offset, uint64_t count,
                 group_fn fn, void *opaque)
 {
   const struct lb_geometry *g = rs->g;
-  unsigned shift = g->physical_shift + rs->group_shift;
+  const uint64_t group_bytes =
+    UINT64_C (1) << (g->physical_shift + rs->group_shift);
   size_t done = 0;
 
   while (count > 0) {
-    uint64_t group_bytes = UINT64_C (1) << shift;
     uint64_t room = group_bytes - (offset & (group_bytes - 1));
     struct group_span gs = {
       .offset = offset,
@@ -344,15 +302,6 @@ for_each_group (struct ramstore *rs, uint64_t offset, uint64_t count,
   return 0;
 }
 
-static bool
-any_present (_Atomic (void *) *slots, uint32_t nr)
-{
-  for (uint32_t i = 0; i < nr; i++)
-    if (atomic_load_explicit (&slots[i], memory_order_acquire))
-      return true;
-  return false;
-}
-
 /* Bytes of a span's piece in one folio, starting pos bytes into the span
  * and in_folio bytes into that folio.
  */
@@ -363,6 +312,25 @@ piece_bytes (const struct lb_geometry *g, const struct group_span *gs,
   uint32_t room = g->physical_bytes - in_folio;
 
   return gs->bytes - pos < room ? gs->bytes - pos : room;
+}
+
+/* Visit a span folio by folio: slot i of the span holds bytes
+ * [in_folio, in_folio + len) of the piece at pos bytes into the span.
+ */
+#define for_each_piece(g, gs, i, pos, in_folio, len)                     \
+  for (uint32_t i = 0, pos = 0,                                         \
+         in_folio = lb_folio_offset ((g), (gs)->offset), len;           \
+       pos < (gs)->bytes                                                 \
+         && ((len = piece_bytes ((g), (gs), pos, in_folio)), true);     \
+       i++, pos += len, in_folio = 0)
+
+static bool
+any_present (_Atomic (void *) *slots, uint32_t nr)
+{
+  for (uint32_t i = 0; i < nr; i++)
+    if (atomic_load_explicit (&slots[i], memory_order_acquire))
+      return true;
+  return false;
 }
 
 static int
@@ -378,11 +346,9 @@ read_group (struct ramstore *rs, const struct group_span *gs, void *opaque)
   }
   st = stripe_of (rs, gs->first);
   pthread_rwlock_rdlock (&st->lock);
-  uint32_t in_folio = lb_folio_offset (rs->g, gs->offset);
-  for (uint32_t i = 0, pos = 0, len; pos < gs->bytes;
-       i++, pos += len, in_folio = 0) {
+  for_each_piece (rs->g, gs, i, pos, in_folio, len) {
     char *folio = atomic_load_explicit (&slots[i], memory_order_acquire);
-    len = piece_bytes (rs->g, gs, pos, in_folio);
+
     if (folio)
       memcpy (dst + pos, folio + in_folio, len);
     else
@@ -405,11 +371,16 @@ struct write_state {
 };
 
 static int
-count_absent_chunk (struct ramstore *rs, const struct chunk *c, size_t done,
+count_absent_group (struct ramstore *rs, const struct group_span *gs,
                     void *opaque)
 {
-  if (!folio_present (rs, c->folio_idx))
-    (*(uint64_t *) opaque)++;
+  _Atomic (void *) *slots = folio_slot (rs, gs->first, false);
+  uint64_t *absent = opaque;
+
+  for (uint32_t i = 0; i < gs->nr; i++)
+    if (slots == NULL
+        || atomic_load_explicit (&slots[i], memory_order_acquire) == NULL)
+      (*absent)++;
   return 0;
 }
 
@@ -423,7 +394,7 @@ reserve_for_write (struct ramstore *rs, uint64_t offset, uint64_t count,
   ws->reserved = 0;
   if (rs->limit_folios == 0)
     return 0;
-  for_each_chunk (rs, offset, count, count_absent_chunk, &absent);
+  for_each_group (rs, offset, count, count_absent_group, &absent);
   if (!charge (rs, absent)) {
     errno = ENOSPC;
     return -1;
@@ -465,11 +436,9 @@ write_group (struct ramstore *rs, const struct group_span *gs, void *opaque)
   if (slots == NULL)
     return -1;
   pthread_rwlock_wrlock (&st->lock);
-  uint32_t in_folio = lb_folio_offset (rs->g, gs->offset);
-  for (uint32_t i = 0, pos = 0, len; pos < gs->bytes;
-       i++, pos += len, in_folio = 0) {
+  for_each_piece (rs->g, gs, i, pos, in_folio, len) {
     char *folio = atomic_load_explicit (&slots[i], memory_order_relaxed);
-    len = piece_bytes (rs->g, gs, pos, in_folio);
+
     if (folio == NULL) {
       folio = new_folio_locked (rs, st, ws);
       if (folio == NULL) {
@@ -511,21 +480,25 @@ ram_pwrite (struct lb_store *s, const void *buf, uint32_t count,
   return write_range (to_ramstore (s), buf, count, offset);
 }
 
-/* Zero part of a folio that stays allocated (a partial trim/zero end). */
+/* Zero parts of folios that stay allocated (the partial ends of a trim
+ * or zero); absent folios already read as zeros.
+ */
 static int
-zero_part_chunk (struct ramstore *rs, const struct chunk *c, size_t done,
+zero_part_group (struct ramstore *rs, const struct group_span *gs,
                  void *opaque)
 {
-  _Atomic (void *) *slot = folio_slot (rs, c->folio_idx, false);
-  struct stripe *st = stripe_of (rs, c->folio_idx);
-  char *folio;
+  _Atomic (void *) *slots = folio_slot (rs, gs->first, false);
+  struct stripe *st = stripe_of (rs, gs->first);
 
-  if (slot == NULL)
+  if (slots == NULL)
     return 0;
   pthread_rwlock_wrlock (&st->lock);
-  folio = atomic_load_explicit (slot, memory_order_relaxed);
-  if (folio)
-    memset (folio + c->in_folio, 0, c->bytes);
+  for_each_piece (rs->g, gs, i, pos, in_folio, len) {
+    char *folio = atomic_load_explicit (&slots[i], memory_order_relaxed);
+
+    if (folio)
+      memset (folio + in_folio, 0, len);
+  }
   pthread_rwlock_unlock (&st->lock);
   return 0;
 }
@@ -563,14 +536,15 @@ release_range (struct ramstore *rs, uint64_t offset, uint64_t count)
   uint64_t whole_end = end == g->size_bytes ? end : end & ~mask;
 
   if (whole_start >= whole_end)
-    return for_each_chunk (rs, offset, count, zero_part_chunk, NULL);
+    return for_each_group (rs, offset, count, zero_part_group, NULL);
 
   if (offset < whole_start)
-    for_each_chunk (rs, offset, whole_start - offset, zero_part_chunk, NULL);
+    for_each_group (rs, offset, whole_start - offset, zero_part_group,
+                    NULL);
   walk_range (rs, lb_folio_idx (g, whole_start),
               lb_folio_idx (g, whole_end - 1), release_run, NULL);
   if (whole_end < end)
-    for_each_chunk (rs, whole_end, end - whole_end, zero_part_chunk, NULL);
+    for_each_group (rs, whole_end, end - whole_end, zero_part_group, NULL);
   return 0;
 }
 
