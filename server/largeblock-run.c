@@ -44,7 +44,7 @@ struct disk {
   char fuse_dir[PATH_MAX];
   char fuse_pidfile[PATH_MAX];
   char fuse_file[PATH_MAX];
-  char loop_dev[64];
+  char dev[64];                 /* the attached block device, "" if none */
   char mnt[PATH_MAX];
   pid_t server_pid;
   pid_t fuse_pid;
@@ -371,11 +371,11 @@ teardown_disk (struct disk *d)
   }
   if (d->mnt_is_ours && !d->mounted && rmdir (d->mnt) == 0)
     d->mnt_is_ours = false;
-  if (d->loop_dev[0]) {
-    char *argv[] = { "losetup", "-d", d->loop_dev, NULL };
-    verbose ("detaching %s", d->loop_dev);
+  if (d->dev[0]) {
+    char *argv[] = { "losetup", "-d", d->dev, NULL };
+    verbose ("detaching %s", d->dev);
     if (run (argv) == 0)
-      d->loop_dev[0] = '\0';
+      d->dev[0] = '\0';
     else
       r = -1;
   }
@@ -553,16 +553,16 @@ attach_loop (struct disk *d, int idx)
     return -1;
   snprintf (sector, sizeof sector, "%u", geom.logical_bytes);
   verbose ("attaching %s with %s-byte sectors", d->fuse_file, sector);
-  if (run_capture (argv, d->loop_dev, sizeof d->loop_dev) == -1) {
-    d->loop_dev[0] = '\0';
+  if (run_capture (argv, d->dev, sizeof d->dev) == -1) {
+    d->dev[0] = '\0';
     return -1;
   }
-  if (strncmp (d->loop_dev, "/dev/loop", 9) != 0) {
+  if (strncmp (d->dev, "/dev/loop", 9) != 0) {
     fprintf (stderr, PROG ": losetup printed no device\n");
-    d->loop_dev[0] = '\0';
+    d->dev[0] = '\0';
     return -1;
   }
-  return check_logical_blksize (d->loop_dev);
+  return check_logical_blksize (d->dev);
 }
 
 static bool
@@ -612,7 +612,7 @@ make_filesystem (struct disk *d)
 
   if (lb_mkfs_cmd_build (&cmd, opt.mkfs, geom.logical_bytes,
                          geom.physical_bytes, opt.fs_blksize,
-                         opt.mkfs_options, d->loop_dev,
+                         opt.mkfs_options, d->dev,
                          err, sizeof err) == -1) {
     fprintf (stderr, PROG ": %s\n", err);
     return -1;
@@ -625,7 +625,7 @@ make_filesystem (struct disk *d)
 static int
 mount_filesystem (struct disk *d, int idx)
 {
-  char *argv[] = { "mount", d->loop_dev, d->mnt, NULL };
+  char *argv[] = { "mount", d->dev, d->mnt, NULL };
 
   if (opt.mount_dir[0] && opt.disks == 1)
     snprintf (d->mnt, sizeof d->mnt, "%s", opt.mount_dir);
@@ -678,7 +678,7 @@ export_disk_env (int idx)
     snprintf (value, sizeof value, fmt, __VA_ARGS__); \
     setenv (name, value, 1); \
   } while (0)
-  EXPORT ("LARGEBLOCK_DEV", "%s", d->loop_dev);
+  EXPORT ("LARGEBLOCK_DEV", "%s", d->dev);
   EXPORT ("LARGEBLOCK_SOCKET", "%s", d->sock);
   EXPORT ("LARGEBLOCK_URI", "nbd+unix:///?socket=%s", d->sock);
   if (d->mounted)
@@ -732,7 +732,7 @@ static void
 print_summary (void)
 {
   for (unsigned i = 0; i < opt.disks; i++)
-    printf ("%s%s%s\n", disks[i].loop_dev, disks[i].mounted ? " " : "",
+    printf ("%s%s%s\n", disks[i].dev, disks[i].mounted ? " " : "",
             disks[i].mounted ? disks[i].mnt : "");
   fflush (stdout);
 }
