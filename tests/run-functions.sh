@@ -15,11 +15,39 @@ export TMPDIR="$tmpdir"     # largeblock-run's private directory goes here
 # The last run's stderr, for assertions on messages.
 run_err="$tmpdir/run.err"
 
+# expect_msg TEXT: the last run's stderr contains TEXT.
+expect_msg () { grep -qF -- "$1" "$run_err" || fail "expected message: $1"; }
+
+# A command line put before largeblock-run by lbrun and signal_during,
+# for a test that runs it in a namespace, say; it must exec its
+# arguments, so that largeblock-run keeps its pid.
+lbrun_prefix=()
+
 # lbrun ARGS...: run largeblock-run with a 120 s guard; stderr is kept
 # in $run_err and echoed.  Sets $rc.
 lbrun () {
     rc=0
-    timeout 120 "$LARGEBLOCK_RUN" "$@" 2>"$run_err" || rc=$?
+    "${lbrun_prefix[@]}" timeout 120 "$LARGEBLOCK_RUN" "$@" 2>"$run_err" ||
+        rc=$?
+    cat "$run_err" >&2
+}
+
+# signal_during SIG READY ARGS...: start largeblock-run ARGS..., wait
+# until the file READY exists (its COMMAND or a fake tool makes it), then
+# send it SIG.  stderr as lbrun; sets $rc.
+signal_during () {
+    local sig=$1 ready=$2; shift 2
+    rm -f "$ready"
+    "${lbrun_prefix[@]}" "$LARGEBLOCK_RUN" "$@" 2>"$run_err" &
+    local pid=$! i
+    for (( i=0; i<3000; i++ )); do
+        [ -e "$ready" ] && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.01
+    done
+    [ -e "$ready" ] || { cat "$run_err" >&2; fail "never reached the point to signal"; }
+    kill "-$sig" "$pid"
+    rc=0; wait "$pid" || rc=$?
     cat "$run_err" >&2
 }
 

@@ -9,8 +9,6 @@ source "$abs_top_srcdir/tests/run-functions.sh" || exit 1
 requires mkfs.xfs
 requires mkfs.ext4
 
-expect_msg () { grep -qF -- "$1" "$run_err" || fail "expected message: $1"; }
-
 # Invalid parameter: the plugin's own message, nothing attached.
 msg=$("$NBDKIT" -f -U "$tmpdir/x.sock" "$LARGEBLOCK_PLUGIN" blksize=3k \
       size=1M 2>&1 | grep -o 'largeblock: .*' | head -1)
@@ -66,21 +64,6 @@ assert_nothing_left
 
 # SIGTERM / SIGINT to largeblock-run while COMMAND runs, and during mkfs
 # (a fake mkfs.xfs first on PATH that sleeps).
-signal_during () {
-    local sig=$1 ready=$2; shift 2
-    rm -f "$ready"
-    "$LARGEBLOCK_RUN" "$@" 2>"$run_err" &
-    local pid=$! i
-    for (( i=0; i<3000; i++ )); do
-        [ -e "$ready" ] && break
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.01
-    done
-    [ -e "$ready" ] || { cat "$run_err" >&2; fail "never reached the point to signal"; }
-    kill "-$sig" "$pid"
-    rc=0; wait "$pid" || rc=$?
-    cat "$run_err" >&2
-}
 signal_during TERM "$tmpdir/ready" --mkfs=xfs --mount size=512M \
     -- sh -c 'touch "$TMPDIR/ready"; sleep 60'
 [ "$rc" -eq 143 ] || fail "SIGTERM during COMMAND: expected 143, got $rc"
