@@ -1,8 +1,8 @@
 #!/bin/bash
 # largeblock-run: every failure path tears down and leaves nothing:
-# invalid PARAM (plugin's message, nothing attached), unknown filesystem,
-# failing mkfs option, failing and killed COMMAND, SIGTERM to
-# largeblock-run during COMMAND and during mkfs.
+# invalid PARAM (plugin's message, nothing attached), unknown --attach
+# method, unknown filesystem, failing mkfs option, failing and killed
+# COMMAND, SIGTERM to largeblock-run during COMMAND and during mkfs.
 : "${abs_top_srcdir:?run through make check}"
 source "$abs_top_srcdir/tests/functions.sh" || exit 1
 source "$abs_top_srcdir/tests/run-functions.sh" || exit 1
@@ -30,6 +30,11 @@ if command -v capsh >/dev/null; then
 else
     echo "capsh not installed: capability check not tested"
 fi
+
+lbrun --attach=floppy size=64M -- true
+[ "$rc" -eq 1 ] || fail "unknown --attach accepted"
+expect_msg "largeblock-run: --attach=floppy: must be auto, nbd or loop"
+assert_nothing_left
 
 lbrun --mkfs=zfs size=64M -- true
 [ "$rc" -ne 0 ] || fail "unknown filesystem accepted"
