@@ -9,7 +9,7 @@ packages=(
   nbdkit nbdkit-plugin-dev libnbd-dev libcap-ng-dev check
   # tests and examples
   libnbd-bin python3-libnbd qemu-utils fio xfsprogs fuse3 util-linux
-  e2fsprogs btrfs-progs libcap2-bin
+  e2fsprogs btrfs-progs libcap2-bin nbd-client
   # hardening (docs/testing.md): valgrind, libFuzzer
   valgrind clang
 )

@@ -2,10 +2,12 @@
  * a filesystem and mount it, run a command, and always tear down.
  *
  * Owns every resource it creates (temporary directory, nbdkit servers,
- * nbdfuse mounts, loop devices, filesystem mounts) in the per-disk
- * struct disk, and undoes them in reverse order in teardown(), which runs
- * on success, on any failure and after SIGINT/SIGTERM/SIGHUP.  Only PIDs
- * this program started are ever signalled.
+ * nbdfuse mounts, loop devices, nbd connections, filesystem mounts) in
+ * the per-disk struct disk, and undoes them in reverse order in
+ * teardown(), which runs on success, on any failure and after
+ * SIGINT/SIGTERM/SIGHUP.  Only PIDs this program started are ever
+ * signalled, and only nbd devices whose connection it made are
+ * disconnected.
  *
  * Single-threaded.  Signal handlers only record the signal; the main
  * flow checks it between steps and forwards it to the child it waits for.
@@ -37,6 +39,7 @@
 #define MAX_DISKS 16
 #define START_TIMEOUT_MS 30000
 #define BUSY_RETRIES 25          /* x 200 ms: a busy unmount gets 5 s */
+#define NBD_CONNECT_TRIES 8      /* free nbd devices tried when others race us */
 
 struct disk {
   char sock[PATH_MAX];
@@ -44,7 +47,7 @@ struct disk {
   char fuse_dir[PATH_MAX];
   char fuse_pidfile[PATH_MAX];
   char fuse_file[PATH_MAX];
-  char loop_dev[64];
+  char dev[64];                 /* the attached block device, "" if none */
   char mnt[PATH_MAX];
   pid_t server_pid;
   pid_t fuse_pid;
@@ -67,6 +70,9 @@ static struct {
   int nr_params;
   char **command;
 } opt = { .attach = "auto", .disks = 1 };
+
+/* What --attach resolved to; the same for every disk. */
+static enum { ATTACH_LOOP, ATTACH_NBD } attach_method;
 
 static struct lb_geometry geom;
 static struct disk disks[MAX_DISKS];
@@ -136,12 +142,13 @@ reset_signals_in_child (void)
   sigprocmask (SIG_SETMASK, &none, NULL);
 }
 
-/* Start argv in the background.  stdout_fd >= 0 replaces its stdout.
- * drop_caps: clear every capability (and the bounding set) before exec
- * and lock them, so even root cannot regain any.
+/* Start argv in the background.  stdout_fd and stderr_fd, if >= 0,
+ * replace its stdout and stderr.  drop_caps: clear every capability (and
+ * the bounding set) before exec and lock them, so even root cannot
+ * regain any.
  */
 static pid_t
-spawn (char *const argv[], int stdout_fd, bool drop_caps)
+spawn (char *const argv[], int stdout_fd, int stderr_fd, bool drop_caps)
 {
   pid_t pid = fork ();
 
@@ -154,6 +161,8 @@ spawn (char *const argv[], int stdout_fd, bool drop_caps)
 
   reset_signals_in_child ();
   if (stdout_fd >= 0 && dup2 (stdout_fd, STDOUT_FILENO) == -1)
+    _exit (127);
+  if (stderr_fd >= 0 && dup2 (stderr_fd, STDERR_FILENO) == -1)
     _exit (127);
   if (!opt.verbose && stdout_fd < 0) {
     int null = open ("/dev/null", O_WRONLY);
@@ -205,31 +214,54 @@ wait_forwarding (pid_t pid)
   }
 }
 
+static bool
+exited_zero (int status)
+{
+  return status != -1 && WIFEXITED (status) && WEXITSTATUS (status) == 0;
+}
+
+/* How a child that did not exit 0 ended, for messages. */
+static const char *
+status_text (int status, char *buf, size_t len)
+{
+  if (status == -1)
+    snprintf (buf, len, "could not be waited for");
+  else if (WIFSIGNALED (status))
+    snprintf (buf, len, "killed by signal %d", WTERMSIG (status));
+  else
+    snprintf (buf, len, "failed with exit status %d", WEXITSTATUS (status));
+  return buf;
+}
+
+static void
+show_command (char *const argv[])
+{
+  if (!opt.verbose)
+    return;
+  fprintf (stderr, PROG ": running");
+  for (int i = 0; argv[i]; i++)
+    fprintf (stderr, " %s", argv[i]);
+  fputc ('\n', stderr);
+}
+
 /* Run argv to completion; 0 if it exited 0, else print why and -1. */
 static int
 run (char *const argv[])
 {
+  char how[64];
   int status;
   pid_t pid;
 
-  if (opt.verbose) {
-    fprintf (stderr, PROG ": running");
-    for (int i = 0; argv[i]; i++)
-      fprintf (stderr, " %s", argv[i]);
-    fputc ('\n', stderr);
-  }
-  pid = spawn (argv, -1, false);
+  show_command (argv);
+  pid = spawn (argv, -1, -1, false);
   if (pid == -1)
     return -1;
   status = wait_forwarding (pid);
-  if (status != -1 && WIFEXITED (status) && WEXITSTATUS (status) == 0)
+  if (exited_zero (status))
     return 0;
-  if (status != -1 && WIFSIGNALED (status))
-    fprintf (stderr, PROG ": %s killed by signal %d\n", argv[0],
-             WTERMSIG (status));
-  else if (status != -1)
-    fprintf (stderr, PROG ": %s failed with exit status %d\n", argv[0],
-             WEXITSTATUS (status));
+  if (status != -1)
+    fprintf (stderr, PROG ": %s %s\n", argv[0],
+             status_text (status, how, sizeof how));
   return -1;
 }
 
@@ -244,7 +276,7 @@ run_capture (char *const argv[], char *out, size_t outlen)
 
   if (pipe (fds) == -1)
     return -1;
-  pid = spawn (argv, fds[1], false);
+  pid = spawn (argv, fds[1], -1, false);
   close (fds[1]);
   if (pid == -1) {
     close (fds[0]);
@@ -255,11 +287,89 @@ run_capture (char *const argv[], char *out, size_t outlen)
   status = wait_forwarding (pid);
   out[n > 0 ? n : 0] = '\0';
   out[strcspn (out, "\n")] = '\0';
-  if (status == -1 || !WIFEXITED (status) || WEXITSTATUS (status) != 0) {
+  if (!exited_zero (status)) {
     fprintf (stderr, PROG ": %s failed\n", argv[0]);
     return -1;
   }
   return 0;
+}
+
+/* Run argv to completion with its stderr hidden unless --verbose;
+ * returns the wait status, or -1.
+ */
+static int
+run_quietly (char *const argv[])
+{
+  int null = opt.verbose ? -1 : open ("/dev/null", O_WRONLY);
+  pid_t pid;
+
+  show_command (argv);
+  pid = spawn (argv, -1, null, false);
+
+  if (null >= 0)
+    close (null);
+  return pid == -1 ? -1 : wait_forwarding (pid);
+}
+
+/* Run argv to completion with its stderr kept in err (the last
+ * errlen - 1 bytes of it), so the caller decides whether it is worth
+ * showing.  *pid is the child, 0 if none started.  Returns the wait
+ * status, or -1.
+ */
+static int
+run_keeping_stderr (char *const argv[], pid_t *pid, char *err, size_t errlen)
+{
+  size_t len = 0;
+  ssize_t n;
+  int fds[2];
+
+  err[0] = '\0';
+  *pid = 0;
+  show_command (argv);
+  if (pipe (fds) == -1)
+    return -1;
+  *pid = spawn (argv, -1, fds[1], false);
+  close (fds[1]);
+  if (*pid == -1) {
+    *pid = 0;
+    close (fds[0]);
+    return -1;
+  }
+  for (;;) {
+    if (len == errlen - 1) {          /* full: keep the newer half */
+      memmove (err, err + len / 2, len - len / 2);
+      len -= len / 2;
+    }
+    n = read (fds[0], err + len, errlen - 1 - len);
+    if (n > 0)
+      len += n;
+    else if (n == 0 || errno != EINTR || caught_signal)
+      break;
+  }
+  err[len] = '\0';
+  close (fds[0]);
+  return wait_forwarding (*pid);
+}
+
+/* Is name an executable file in one of $PATH's directories? */
+static bool
+command_in_path (const char *name)
+{
+  const char *dir = getenv ("PATH");
+  char path[PATH_MAX];
+
+  if (dir == NULL || *dir == '\0')
+    dir = "/usr/bin:/bin";
+  for (;;) {
+    size_t len = strcspn (dir, ":");
+    snprintf (path, sizeof path, "%.*s/%s", (int) (len ? len : 1),
+              len ? dir : ".", name);
+    if (access (path, X_OK) == 0)
+      return true;
+    if (dir[len] == '\0')
+      return false;
+    dir += len + 1;
+  }
 }
 
 /* Wait until pidfile is non-empty (the process is ready) or pid died. */
@@ -293,7 +403,7 @@ start_until_ready (const char *what, char *const argv[], const char *pidfile,
 {
   int r;
 
-  *pid = spawn (argv, -1, drop_caps);
+  *pid = spawn (argv, -1, -1, drop_caps);
   if (*pid == -1) {
     *pid = 0;
     return -1;
@@ -324,6 +434,75 @@ stop_child (const char *what, pid_t *pid)
   kill (*pid, SIGKILL);
   waitpid (*pid, NULL, 0);
   *pid = 0;
+}
+
+/* ---- sysfs ---- */
+
+/* Path of ATTR under /sys/block/NAME, NAME being dev's last component. */
+static void
+block_attr_path (char *path, size_t len, const char *dev, const char *attr)
+{
+  const char *slash = strrchr (dev, '/');
+
+  snprintf (path, len, "/sys/block/%s/%s", slash ? slash + 1 : dev, attr);
+}
+
+/* Read the number in dev's sysfs ATTR.  Returns 0, or -1 with errno set
+ * (ENOENT: no such attribute).
+ */
+static int
+read_block_attr (const char *dev, const char *attr, unsigned long *val)
+{
+  char path[PATH_MAX];
+  FILE *fp;
+  int r = 0, saved_errno;
+
+  block_attr_path (path, sizeof path, dev, attr);
+  fp = fopen (path, "r");
+  if (fp == NULL)
+    return -1;
+  if (fscanf (fp, "%lu", val) != 1) {
+    r = -1;
+    errno = EINVAL;
+  }
+  saved_errno = errno;
+  fclose (fp);
+  errno = saved_errno;
+  return r;
+}
+
+static int
+write_block_attr (const char *dev, const char *attr, unsigned long val)
+{
+  char path[PATH_MAX];
+  FILE *fp;
+
+  block_attr_path (path, sizeof path, dev, attr);
+  fp = fopen (path, "w");
+  if (fp == NULL)
+    return -1;
+  /* sysfs reports a rejected value when the buffer is flushed. */
+  if (fprintf (fp, "%lu\n", val) < 0) {
+    int saved_errno = errno;
+    fclose (fp);
+    errno = saved_errno;
+    return -1;
+  }
+  return fclose (fp) == 0 ? 0 : -1;
+}
+
+/* /sys/block/nbdN/pid exists while nbdN is connected and holds the pid
+ * of the process that connected it.  Returns that pid, -1 if it is
+ * connected but the pid cannot be read, 0 if it is not connected.
+ */
+static long
+nbd_owner (const char *dev)
+{
+  unsigned long pid;
+
+  if (read_block_attr (dev, "pid", &pid) == 0)
+    return (long) pid;
+  return errno == ENOENT ? 0 : -1;
 }
 
 /* ---- teardown ---- */
@@ -357,6 +536,39 @@ unmount_fuse (struct disk *d)
   return -1;
 }
 
+/* nbd-client -d asks the kernel to disconnect; the connection (and with
+ * it /sys/block/nbdN/pid) goes once the last opener, a udev probe for
+ * instance, has closed the device.
+ */
+static int
+disconnect_nbd (struct disk *d)
+{
+  char *argv[] = { "nbd-client", "-d", d->dev, NULL };
+
+  verbose ("disconnecting %s", d->dev);
+  if (run (argv) == -1)
+    return -1;
+  for (int ms = 0; ms < 5000; ms += 10) {
+    if (nbd_owner (d->dev) == 0)
+      return 0;
+    sleep_ms (10);
+  }
+  fprintf (stderr, PROG ": %s is still connected 5 s after nbd-client -d\n",
+           d->dev);
+  return -1;
+}
+
+static int
+detach_device (struct disk *d)
+{
+  char *argv[] = { "losetup", "-d", d->dev, NULL };
+
+  if (attach_method == ATTACH_NBD)
+    return disconnect_nbd (d);
+  verbose ("detaching %s", d->dev);
+  return run (argv);
+}
+
 static int
 teardown_disk (struct disk *d)
 {
@@ -371,11 +583,9 @@ teardown_disk (struct disk *d)
   }
   if (d->mnt_is_ours && !d->mounted && rmdir (d->mnt) == 0)
     d->mnt_is_ours = false;
-  if (d->loop_dev[0]) {
-    char *argv[] = { "losetup", "-d", d->loop_dev, NULL };
-    verbose ("detaching %s", d->loop_dev);
-    if (run (argv) == 0)
-      d->loop_dev[0] = '\0';
+  if (d->dev[0]) {
+    if (detach_device (d) == 0)
+      d->dev[0] = '\0';
     else
       r = -1;
   }
@@ -465,7 +675,7 @@ check_capabilities (void)
   if (capng_have_capability (CAPNG_EFFECTIVE, CAP_SYS_ADMIN))
     return 0;
   fprintf (stderr, PROG ": missing capability CAP_SYS_ADMIN "
-           "(needed to attach loop devices and mount); nothing attached\n");
+           "(needed to attach block devices and mount); nothing attached\n");
   return -1;
 }
 
@@ -522,18 +732,12 @@ check_logical_blksize (const char *dev)
 {
   char path[PATH_MAX];
   unsigned long got = 0;
-  FILE *fp;
 
-  snprintf (path, sizeof path, "/sys/block/%s/queue/logical_block_size",
-            strrchr (dev, '/') + 1);
-  fp = fopen (path, "r");
-  if (fp == NULL || fscanf (fp, "%lu", &got) != 1) {
-    fprintf (stderr, PROG ": cannot read %s\n", path);
-    if (fp)
-      fclose (fp);
+  if (read_block_attr (dev, "queue/logical_block_size", &got) == -1) {
+    block_attr_path (path, sizeof path, dev, "queue/logical_block_size");
+    fprintf (stderr, PROG ": cannot read %s: %m\n", path);
     return -1;
   }
-  fclose (fp);
   if (got != geom.logical_bytes) {
     fprintf (stderr, PROG ": %s: kernel logical block size is %lu, "
              "logical-blksize is %u\n", dev, got, geom.logical_bytes);
@@ -553,53 +757,223 @@ attach_loop (struct disk *d, int idx)
     return -1;
   snprintf (sector, sizeof sector, "%u", geom.logical_bytes);
   verbose ("attaching %s with %s-byte sectors", d->fuse_file, sector);
-  if (run_capture (argv, d->loop_dev, sizeof d->loop_dev) == -1) {
-    d->loop_dev[0] = '\0';
+  if (run_capture (argv, d->dev, sizeof d->dev) == -1) {
+    d->dev[0] = '\0';
     return -1;
   }
-  if (strncmp (d->loop_dev, "/dev/loop", 9) != 0) {
+  if (strncmp (d->dev, "/dev/loop", 9) != 0) {
     fprintf (stderr, PROG ": losetup printed no device\n");
-    d->loop_dev[0] = '\0';
+    d->dev[0] = '\0';
     return -1;
   }
-  return check_logical_blksize (d->loop_dev);
+  return check_logical_blksize (d->dev);
 }
 
-static bool
-nbd_available (void)
+/* The kernel nbd driver sends reads and writes up to max_sectors_kb
+ * (32 MiB at most) and the server refuses larger ones with EINVAL, which
+ * the filesystem would see as an I/O error; so cap it at max-request.
+ */
+static int
+limit_request_size (const char *dev)
 {
-  return access ("/sys/module/nbd", F_OK) == 0;
+  unsigned long now_kib, max_kib = geom.max_request_bytes / 1024;
+
+  if (read_block_attr (dev, "queue/max_sectors_kb", &now_kib) == -1) {
+    fprintf (stderr, PROG ": %s: cannot read queue/max_sectors_kb: %m\n",
+             dev);
+    return -1;
+  }
+  if (now_kib <= max_kib)
+    return 0;
+  verbose ("limiting %s requests to %lu KiB (max-request)", dev, max_kib);
+  if (write_block_attr (dev, "queue/max_sectors_kb", max_kib) == -1) {
+    fprintf (stderr, PROG ": %s: cannot limit requests to max-request %u "
+             "with queue/max_sectors_kb: %m\n", dev,
+             geom.max_request_bytes);
+    return -1;
+  }
+  return 0;
+}
+
+/* One nbd-client run, kept for the message if it is the one that fails. */
+struct nbd_try {
+  char dev[32];
+  int status;                   /* nbd-client's wait status */
+  char err[2048];               /* its stderr */
+};
+
+/* Connect /dev/nbdN to d's server.  In its default netlink mode
+ * nbd-client configures the device and exits; the kernel keeps the
+ * socket.  It does not ask the server for block sizes: -b alone sets the
+ * device's logical (and physical) block size.  Returns 0 when connected;
+ * 1 if another process connected the device first; 2 if nbd-client
+ * failed and the device is not connected; -1 if it failed after
+ * connecting, or on a signal.  d->dev is set whenever the connection is
+ * ours, so that teardown undoes it even after a failure.
+ */
+static int
+connect_nbd (struct disk *d, int n, struct nbd_try *t)
+{
+  char blksize[16];
+  char *argv[] = { "nbd-client", "-unix", d->sock, t->dev, "-b", blksize,
+                   NULL };
+  pid_t pid;
+  long owner;
+
+  snprintf (t->dev, sizeof t->dev, "/dev/nbd%d", n);
+  snprintf (blksize, sizeof blksize, "%u", geom.logical_bytes);
+  verbose ("connecting %s with -b %s", t->dev, blksize);
+  t->status = run_keeping_stderr (argv, &pid, t->err, sizeof t->err);
+  if (opt.verbose)
+    fputs (t->err, stderr);
+  owner = nbd_owner (t->dev);
+  if (exited_zero (t->status) || (pid > 0 && owner == pid))
+    snprintf (d->dev, sizeof d->dev, "%s", t->dev);
+  if (exited_zero (t->status))
+    return 0;
+  if (d->dev[0] || caught_signal)
+    return -1;
+  return owner != 0 ? 1 : 2;
+}
+
+static void
+report_nbd_failure (const struct disk *d, const struct nbd_try *t)
+{
+  char how[64];
+
+  if (!opt.verbose)
+    fputs (t->err, stderr);
+  fprintf (stderr, PROG ": --attach=nbd: nbd-client %s connecting %s with "
+           "-b %u%s\n", status_text (t->status, how, sizeof how), t->dev,
+           geom.logical_bytes,
+           strcmp (d->dev, t->dev) == 0 ? "; disconnecting it"
+           : geom.logical_bytes > (unsigned long) sysconf (_SC_PAGESIZE)
+           ? " (a logical block size above the page size needs Linux 6.15 "
+             "or later)" : "");
+}
+
+/* A free nbd device has no /sys/block/nbdN/pid.  Another process may
+ * take it between our look and nbd-client: either by connecting it, or
+ * by merely having it open, which makes the kernel refuse a connection
+ * but leaves no trace in sysfs.  So after a failure try the next free
+ * device, a bounded number of times; a second failure of nbd-client
+ * where nobody connected the device is not a race, and is reported.
+ */
+static int
+attach_nbd (struct disk *d)
+{
+  struct nbd_try t, failed;
+  char path[64];
+  int tries = 0, r = 0;
+  bool have_failed = false;
+
+  for (int n = 0; tries < NBD_CONNECT_TRIES; n++) {
+    snprintf (path, sizeof path, "/sys/block/nbd%d", n);
+    if (access (path, F_OK) == -1)
+      break;
+    snprintf (path, sizeof path, "/dev/nbd%d", n);
+    if (nbd_owner (path) != 0 || access (path, F_OK) == -1)
+      continue;
+    tries++;
+    r = connect_nbd (d, n, &t);
+    if (r == 0)
+      return check_logical_blksize (d->dev) == -1 ? -1
+        : limit_request_size (d->dev);
+    if (r == -1 && !caught_signal)
+      report_nbd_failure (d, &t);
+    if (r == -1)
+      return -1;
+    if (r == 1) {
+      verbose ("%s was connected by another process meanwhile", t.dev);
+      continue;
+    }
+    if (have_failed)
+      break;
+    failed = t;
+    have_failed = true;
+    verbose ("%s may be open in another process; trying the next device",
+             t.dev);
+  }
+  if (have_failed)
+    report_nbd_failure (d, r == 2 ? &t : &failed);
+  else if (tries == 0)
+    fprintf (stderr, PROG ": --attach=nbd: no free nbd device; every "
+             "/dev/nbdN is connected\n");
+  else
+    fprintf (stderr, PROG ": --attach=nbd: other processes took %d free "
+             "nbd devices before nbd-client could connect them\n", tries);
+  return -1;
+}
+
+static int
+attach_device (struct disk *d, int idx)
+{
+  if (attach_method == ATTACH_NBD)
+    return attach_nbd (d);
+  return attach_loop (d, idx);
+}
+
+/* NULL if the kernel nbd driver can serve this geometry, else why not.
+ * Loads the nbd module first where modprobe can.
+ */
+static const char *
+nbd_unavailable_reason (void)
+{
+  static char why[128];
+  char *argv[] = { "modprobe", "nbd", NULL };
+  bool have_modprobe = command_in_path ("modprobe");
+  long page_bytes = sysconf (_SC_PAGESIZE);
+
+  if (access ("/sys/module/nbd", F_OK) == -1 && have_modprobe) {
+    verbose ("loading the nbd module");
+    run_quietly (argv);
+  }
+  if (access ("/sys/module/nbd", F_OK) == -1)
+    return have_modprobe
+      ? "the kernel nbd module is not loaded and modprobe nbd did not "
+        "load it"
+      : "the kernel nbd module is not loaded (no /sys/module/nbd) and "
+        "there is no modprobe to load it";
+  if (access ("/dev/nbd0", F_OK) == -1)
+    return "the nbd module is loaded but /dev/nbd0 does not exist";
+  if (!command_in_path ("nbd-client"))
+    return "nbd-client is not installed";
+  if (geom.max_request_bytes < page_bytes) {
+    /* The kernel will not cap its requests below a page. */
+    snprintf (why, sizeof why, "max-request %u is below the page size "
+              "(%ld), the least the kernel can be told to send",
+              geom.max_request_bytes, page_bytes);
+    return why;
+  }
+  return NULL;
 }
 
 static int
 resolve_attach_method (void)
 {
-  if (strcmp (opt.attach, "auto") == 0)
-    opt.attach = nbd_available () ? "nbd" : "loop";
-  if (strcmp (opt.attach, "loop") == 0)
+  const char *why_not;
+
+  if (strcmp (opt.attach, "loop") == 0) {
+    attach_method = ATTACH_LOOP;
     return 0;
-  if (strcmp (opt.attach, "nbd") == 0) {
-    /* nbd-client takes -b <= 4096 only and ignores NBD block sizes, so it
-     * cannot give the kernel a larger logical block size.  Refuse rather
-     * than attach a device with the wrong geometry.
-     */
-    if (!nbd_available ()) {
-      fprintf (stderr, PROG ": --attach=nbd: the kernel nbd module is not "
-               "loaded (/sys/module/nbd missing)\n");
-      return -1;
-    }
-    if (geom.logical_bytes > 4096) {
-      fprintf (stderr, PROG ": --attach=nbd: logical-blksize %u is above "
-               "nbd-client's 4096-byte limit; use --attach=loop\n",
-               geom.logical_bytes);
-      return -1;
-    }
-    fprintf (stderr, PROG ": --attach=nbd is not implemented yet; "
-             "use --attach=loop\n");
+  }
+  if (strcmp (opt.attach, "nbd") != 0 && strcmp (opt.attach, "auto") != 0) {
+    fprintf (stderr, PROG ": --attach=%s: must be auto, nbd or loop\n",
+             opt.attach);
     return -1;
   }
-  fprintf (stderr, PROG ": --attach=%s: must be auto, nbd or loop\n",
-           opt.attach);
+  why_not = nbd_unavailable_reason ();
+  if (why_not == NULL) {
+    verbose ("--attach=%s: using the kernel nbd driver", opt.attach);
+    attach_method = ATTACH_NBD;
+    return 0;
+  }
+  if (strcmp (opt.attach, "auto") == 0) {
+    verbose ("--attach=auto: using loop: %s", why_not);
+    attach_method = ATTACH_LOOP;
+    return 0;
+  }
+  fprintf (stderr, PROG ": --attach=nbd: %s; use --attach=loop\n", why_not);
   return -1;
 }
 
@@ -612,7 +986,7 @@ make_filesystem (struct disk *d)
 
   if (lb_mkfs_cmd_build (&cmd, opt.mkfs, geom.logical_bytes,
                          geom.physical_bytes, opt.fs_blksize,
-                         opt.mkfs_options, d->loop_dev,
+                         opt.mkfs_options, d->dev,
                          err, sizeof err) == -1) {
     fprintf (stderr, PROG ": %s\n", err);
     return -1;
@@ -625,7 +999,7 @@ make_filesystem (struct disk *d)
 static int
 mount_filesystem (struct disk *d, int idx)
 {
-  char *argv[] = { "mount", d->loop_dev, d->mnt, NULL };
+  char *argv[] = { "mount", d->dev, d->mnt, NULL };
 
   if (opt.mount_dir[0] && opt.disks == 1)
     snprintf (d->mnt, sizeof d->mnt, "%s", opt.mount_dir);
@@ -652,7 +1026,7 @@ set_up_disk (int idx)
 
   if (start_server (d, idx) == -1 || caught_signal)
     return -1;
-  if (attach_loop (d, idx) == -1 || caught_signal)
+  if (attach_device (d, idx) == -1 || caught_signal)
     return -1;
   if (opt.mkfs && (make_filesystem (d) == -1 || caught_signal))
     return -1;
@@ -678,7 +1052,7 @@ export_disk_env (int idx)
     snprintf (value, sizeof value, fmt, __VA_ARGS__); \
     setenv (name, value, 1); \
   } while (0)
-  EXPORT ("LARGEBLOCK_DEV", "%s", d->loop_dev);
+  EXPORT ("LARGEBLOCK_DEV", "%s", d->dev);
   EXPORT ("LARGEBLOCK_SOCKET", "%s", d->sock);
   EXPORT ("LARGEBLOCK_URI", "nbd+unix:///?socket=%s", d->sock);
   if (d->mounted)
@@ -732,7 +1106,7 @@ static void
 print_summary (void)
 {
   for (unsigned i = 0; i < opt.disks; i++)
-    printf ("%s%s%s\n", disks[i].loop_dev, disks[i].mounted ? " " : "",
+    printf ("%s%s%s\n", disks[i].dev, disks[i].mounted ? " " : "",
             disks[i].mounted ? disks[i].mnt : "");
   fflush (stdout);
 }

@@ -15,17 +15,59 @@ export TMPDIR="$tmpdir"     # largeblock-run's private directory goes here
 # The last run's stderr, for assertions on messages.
 run_err="$tmpdir/run.err"
 
+# expect_msg TEXT: the last run's stderr contains TEXT.
+expect_msg () { grep -qF -- "$1" "$run_err" || fail "expected message: $1"; }
+
+# A command line put before largeblock-run by lbrun and signal_during,
+# for a test that runs it in a namespace, say; it must exec its
+# arguments, so that largeblock-run keeps its pid.
+lbrun_prefix=()
+
 # lbrun ARGS...: run largeblock-run with a 120 s guard; stderr is kept
 # in $run_err and echoed.  Sets $rc.
 lbrun () {
     rc=0
-    timeout 120 "$LARGEBLOCK_RUN" "$@" 2>"$run_err" || rc=$?
+    "${lbrun_prefix[@]}" timeout 120 "$LARGEBLOCK_RUN" "$@" 2>"$run_err" ||
+        rc=$?
     cat "$run_err" >&2
 }
 
+# signal_during SIG READY ARGS...: start largeblock-run ARGS..., wait
+# until the file READY exists (its COMMAND or a fake tool makes it), then
+# send it SIG.  stderr as lbrun; sets $rc.
+signal_during () {
+    local sig=$1 ready=$2; shift 2
+    rm -f "$ready"
+    "${lbrun_prefix[@]}" "$LARGEBLOCK_RUN" "$@" 2>"$run_err" &
+    local pid=$! i
+    for (( i=0; i<3000; i++ )); do
+        [ -e "$ready" ] && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.01
+    done
+    [ -e "$ready" ] || { cat "$run_err" >&2; fail "never reached the point to signal"; }
+    kill "-$sig" "$pid"
+    rc=0; wait "$pid" || rc=$?
+    cat "$run_err" >&2
+}
+
+# connected_nbd_devices: /dev/nbdN for each nbd device connected now
+# (the kernel shows /sys/block/nbdN/pid while it is), one a line.
+connected_nbd_devices () {
+    local p
+    for p in /sys/block/nbd*/pid; do
+        [ -e "$p" ] || continue
+        p=${p%/pid}
+        echo "/dev/${p##*/}"
+    done
+}
+_nbd_connected_at_start=$(connected_nbd_devices)
+
 # assert_nothing_left: no loop device on a file under $tmpdir, no mount
-# under $tmpdir, no process with a pid file there, no private directory.
+# under $tmpdir, no process with a pid file there, no private directory,
+# no nbd device connected that was not connected when the test started.
 assert_nothing_left () {
+    local dev
     if losetup -a | grep -F "$tmpdir/"; then
         fail "a loop device backed by our FUSE file remains"
     fi
@@ -39,9 +81,15 @@ assert_nothing_left () {
     if ls -d "$tmpdir"/largeblock-run.* 2>/dev/null; then
         fail "the private directory remains"
     fi
+    for dev in $(connected_nbd_devices); do
+        grep -qxF -- "$dev" <<<"$_nbd_connected_at_start" ||
+            fail "$dev was connected during the test and still is"
+    done
 }
 
 # Last resort if a test fails half-way: undo what a leak check would flag.
+# nbd devices are disconnected only if a test's COMMAND listed them in
+# $tmpdir/nbd-devices, so that nobody else's device is touched.
 _run_emergency_cleanup () {
     local m d
     grep -F " $tmpdir/" /proc/mounts | awk '{print $2}' | sort -r |
@@ -49,5 +97,9 @@ _run_emergency_cleanup () {
                             fusermount3 -uz "$m" 2>/dev/null; done
     losetup -a | grep -F "$tmpdir/" | cut -d: -f1 |
         while read -r d; do losetup -d "$d"; done
+    [ -s "$tmpdir/nbd-devices" ] || return 0
+    sort -u "$tmpdir/nbd-devices" | while read -r d; do
+        [ -e "/sys/block/${d#/dev/}/pid" ] && nbd-client -d "$d"
+    done
 }
 cleanup_fn _run_emergency_cleanup

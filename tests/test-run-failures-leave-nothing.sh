@@ -1,15 +1,13 @@
 #!/bin/bash
 # largeblock-run: every failure path tears down and leaves nothing:
-# invalid PARAM (plugin's message, nothing attached), unknown filesystem,
-# failing mkfs option, failing and killed COMMAND, SIGTERM to
-# largeblock-run during COMMAND and during mkfs.
+# invalid PARAM (plugin's message, nothing attached), unknown --attach
+# method, unknown filesystem, failing mkfs option, failing and killed
+# COMMAND, SIGTERM to largeblock-run during COMMAND and during mkfs.
 : "${abs_top_srcdir:?run through make check}"
 source "$abs_top_srcdir/tests/functions.sh" || exit 1
 source "$abs_top_srcdir/tests/run-functions.sh" || exit 1
 requires mkfs.xfs
 requires mkfs.ext4
-
-expect_msg () { grep -qF -- "$1" "$run_err" || fail "expected message: $1"; }
 
 # Invalid parameter: the plugin's own message, nothing attached.
 msg=$("$NBDKIT" -f -U "$tmpdir/x.sock" "$LARGEBLOCK_PLUGIN" blksize=3k \
@@ -32,6 +30,11 @@ if command -v capsh >/dev/null; then
 else
     echo "capsh not installed: capability check not tested"
 fi
+
+lbrun --attach=floppy size=64M -- true
+[ "$rc" -eq 1 ] || fail "unknown --attach accepted"
+expect_msg "largeblock-run: --attach=floppy: must be auto, nbd or loop"
+assert_nothing_left
 
 lbrun --mkfs=zfs size=64M -- true
 [ "$rc" -ne 0 ] || fail "unknown filesystem accepted"
@@ -66,21 +69,6 @@ assert_nothing_left
 
 # SIGTERM / SIGINT to largeblock-run while COMMAND runs, and during mkfs
 # (a fake mkfs.xfs first on PATH that sleeps).
-signal_during () {
-    local sig=$1 ready=$2; shift 2
-    rm -f "$ready"
-    "$LARGEBLOCK_RUN" "$@" 2>"$run_err" &
-    local pid=$! i
-    for (( i=0; i<3000; i++ )); do
-        [ -e "$ready" ] && break
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.01
-    done
-    [ -e "$ready" ] || { cat "$run_err" >&2; fail "never reached the point to signal"; }
-    kill "-$sig" "$pid"
-    rc=0; wait "$pid" || rc=$?
-    cat "$run_err" >&2
-}
 signal_during TERM "$tmpdir/ready" --mkfs=xfs --mount size=512M \
     -- sh -c 'touch "$TMPDIR/ready"; sleep 60'
 [ "$rc" -eq 143 ] || fail "SIGTERM during COMMAND: expected 143, got $rc"
