@@ -29,7 +29,7 @@ for h in "${harnesses[@]}"; do
     mkdir -p "$work/corpus" "$work/crashes"
     "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined \
         -fno-sanitize-recover=all -I"$builddir" -I"$srcdir/lib" \
-        "$srcdir/fuzz/fuzz-$h.c" "$srcdir"/lib/{error,geometry,params}.c \
+        "$srcdir/fuzz/fuzz-$h.c" "$srcdir"/lib/{error,geometry,params,pattern}.c \
         -o "$bin" || { echo "fuzz: cannot build $h"; status=1; continue; }
     echo "fuzz: $h for ${seconds}s"
     "$bin" -max_total_time="$seconds" -print_final_stats=1 \

@@ -72,12 +72,15 @@ integration_tests += tests/test-memory-limit-concurrent.py \
 # "make fuzz" runs each libFuzzer harness for FUZZ_SECONDS (default 60);
 # "make check" replays the seeds and past crashes with the normal compiler.
 FUZZ_SECONDS = 60
-FUZZ_HARNESSES = parse-size params
-check_PROGRAMS += fuzz/fuzz-parse-size-replay fuzz/fuzz-params-replay
+FUZZ_HARNESSES = parse-size params pattern
+check_PROGRAMS += fuzz/fuzz-parse-size-replay fuzz/fuzz-params-replay \
+	fuzz/fuzz-pattern-replay
 fuzz_fuzz_parse_size_replay_SOURCES = fuzz/fuzz-parse-size.c fuzz/replay.c
 fuzz_fuzz_parse_size_replay_LDADD = lib/liblargeblock.la
 fuzz_fuzz_params_replay_SOURCES = fuzz/fuzz-params.c fuzz/replay.c
 fuzz_fuzz_params_replay_LDADD = lib/liblargeblock.la
+fuzz_fuzz_pattern_replay_SOURCES = fuzz/fuzz-pattern.c fuzz/replay.c
+fuzz_fuzz_pattern_replay_LDADD = lib/liblargeblock.la
 integration_tests += tests/test-fuzz-corpus-replay.sh
 EXTRA_DIST += scripts/fuzz.sh $(FUZZ_HARNESSES:%=fuzz/corpus/%) \
 	$(FUZZ_HARNESSES:%=fuzz/regressions/%)
