@@ -2,8 +2,15 @@
 # Included at the end of Makefile.am.
 
 # --enable-sanitizers: nbdkit is not instrumented, so the tests run it
-# through this wrapper, which preloads the sanitizer runtime.
+# through this wrapper, which preloads the sanitizer runtime -- and
+# tests/asan-init-first.c, which initialises it before libp11-kit's
+# constructor can leave glibc's locale lock broken (test-only, not
+# installed; -rpath makes libtool build a shared object).
 EXTRA_DIST += tests/nbdkit-wrapper.sh scripts/check-sanitizers.sh
+check_LTLIBRARIES += tests/libasan-init-first.la
+tests_libasan_init_first_la_SOURCES = tests/asan-init-first.c
+tests_libasan_init_first_la_LDFLAGS = -module -avoid-version -shared \
+	-rpath $(abs_builddir)/tests -Wl,-z,initfirst
 
 # ---- make check-valgrind: the whole test suite under memcheck ----
 # The unit tests run under valgrind directly; every nbdkit the tests start
@@ -41,11 +48,6 @@ clean-local: clean-valgrind-logs
 clean-valgrind-logs:
 	rm -rf $(VALGRIND_LOG_DIR)
 .PHONY: clean-valgrind-logs
-
-# The test list, for scripts/check-sanitizers.sh.
-print-tests:
-	@echo $(TESTS)
-.PHONY: print-tests
 
 # ---- protocol abuse ----
 integration_tests += tests/test-protocol-abuse.py
