@@ -71,10 +71,12 @@ integration_tests += tests/test-memory-limit-concurrent.py \
 	tests/test-alloc-failure-enomem.py
 
 # ---- fuzzing (docs/testing.md) ----
-# "make fuzz" runs each libFuzzer harness for FUZZ_SECONDS (default 60);
-# "make check" replays the seeds and past crashes with the normal compiler.
+# "make fuzz" runs each libFuzzer harness and each session target (AFL++
+# through nbdkit -s, fuzz/session-targets) for FUZZ_SECONDS (default 60);
+# "make check" replays the seeds and past crashes with the normal build.
 FUZZ_SECONDS = 60
 FUZZ_HARNESSES = parse-size params
+FUZZ_SESSION_TARGETS = session session-allow session-file
 check_PROGRAMS += fuzz/fuzz-parse-size-replay fuzz/fuzz-params-replay
 fuzz_fuzz_parse_size_replay_SOURCES = fuzz/fuzz-parse-size.c fuzz/replay.c
 fuzz_fuzz_parse_size_replay_LDADD = lib/liblargeblock.la
@@ -82,11 +84,15 @@ fuzz_fuzz_params_replay_SOURCES = fuzz/fuzz-params.c fuzz/replay.c
 fuzz_fuzz_params_replay_LDADD = lib/liblargeblock.la
 integration_tests += tests/test-fuzz-corpus-replay.sh
 EXTRA_DIST += scripts/fuzz.sh $(FUZZ_HARNESSES:%=fuzz/corpus/%) \
-	$(FUZZ_HARNESSES:%=fuzz/regressions/%)
+	$(FUZZ_HARNESSES:%=fuzz/regressions/%) \
+	scripts/fuzz-session.sh fuzz/session-targets fuzz/session.dict \
+	fuzz/record-sessions.py \
+	fuzz/corpus/session fuzz/regressions/session
 
 fuzz: all
 	FUZZ_SECONDS=$(FUZZ_SECONDS) abs_top_builddir=$(abs_top_builddir) \
-	  $(srcdir)/scripts/fuzz.sh $(FUZZ_HARNESSES)
+	  NBDKIT_REAL='$(NBDKIT)' \
+	  $(srcdir)/scripts/fuzz.sh $(FUZZ_HARNESSES) $(FUZZ_SESSION_TARGETS)
 .PHONY: fuzz
 clean-local: clean-fuzz
 clean-fuzz:
