@@ -82,7 +82,8 @@ fuzz_fuzz_parse_size_replay_SOURCES = fuzz/fuzz-parse-size.c fuzz/replay.c
 fuzz_fuzz_parse_size_replay_LDADD = lib/liblargeblock.la
 fuzz_fuzz_params_replay_SOURCES = fuzz/fuzz-params.c fuzz/replay.c
 fuzz_fuzz_params_replay_LDADD = lib/liblargeblock.la
-integration_tests += tests/test-fuzz-corpus-replay.sh
+integration_tests += tests/test-fuzz-corpus-replay.sh \
+	tests/test-fuzz-session-replay.sh
 EXTRA_DIST += scripts/fuzz.sh $(FUZZ_HARNESSES:%=fuzz/corpus/%) \
 	$(FUZZ_HARNESSES:%=fuzz/regressions/%) \
 	scripts/fuzz-session.sh fuzz/session-targets fuzz/session.dict \
