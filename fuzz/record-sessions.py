@@ -8,9 +8,10 @@ requests, disconnect.  "nbdkit -s" reads exactly such a stream on its
 standard input, so the fuzzer (scripts/fuzz-session.sh) mutates these and
 "make check" replays them (tests/test-fuzz-session-replay.sh).
 
-For every session a fresh nbdkit serves the first configuration of
-fuzz/session-targets on a private Unix socket, and the client talks to a
-recording proxy in front of it, which saves what the client sent.  Each
+For every session a fresh nbdkit serves a 4 MiB RAM disk with the block
+geometry of every fuzz/session-targets configuration (GEOMETRY) on a
+private Unix socket, and the client talks to a recording proxy in front
+of it, which saves what the client sent.  Each
 client runs as its own process, against a fresh disk, so the server's
 answers -- which the client's later requests may depend on -- are the ones
 the fuzzer's nbdkit gives to the same bytes.  Sessions that send the
@@ -23,7 +24,6 @@ nbdinfo and the libnbd Python bindings):
 Environment: LARGEBLOCK_PLUGIN (default: the build tree's plugin), NBDKIT.
 """
 import os
-import shlex
 import shutil
 import signal
 import socket
@@ -39,6 +39,8 @@ PLUGIN = os.environ.get("LARGEBLOCK_PLUGIN", os.path.join(
 NBDKIT = os.environ.get("NBDKIT", "nbdkit")
 PYTHON = sys.executable
 MAX_SEED_BYTES = 64 * 1024      # the fuzzer wants small inputs
+GEOMETRY = ["size=4M", "blksize=16k", "logical-blksize=4k",
+            "max-request=256k"]
 
 # libnbd through its Python bindings: one script per session, given the
 # URI as argv[1].  Strict mode is off where the session is meant to send
@@ -209,14 +211,6 @@ class Recorder:
         return [bytes(r) for r in self.recordings]
 
 
-def target_params():
-    with open(os.path.join(SRCDIR, "fuzz/session-targets")) as f:
-        for line in f:
-            if line.strip() and not line.startswith("#"):
-                return shlex.split(line)[1:]
-    sys.exit("fuzz/session-targets has no target")
-
-
 def start_nbdkit(tmp, params):
     sock = os.path.join(tmp, "server.sock")
     pidfile = os.path.join(tmp, "server.pid")
@@ -272,7 +266,7 @@ def record(tmp, name, argv_of, params):
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else \
         os.path.join(SRCDIR, "fuzz/corpus/session")
-    params = target_params()
+    params = GEOMETRY
     tmp = tempfile.mkdtemp(prefix="lb-record.")
     try:
         srcfile = os.path.join(tmp, "src.img")
