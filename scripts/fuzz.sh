@@ -1,11 +1,15 @@
 #!/bin/bash
-# largeblock: fuzz the parsers of lib/ with libFuzzer (clang), each for
-# FUZZ_SECONDS (default 60).  Usage, from a configured tree ("make fuzz"):
-#   scripts/fuzz.sh [HARNESS...]       (default: every fuzz/fuzz-*.c)
-# Seeds come from fuzz/corpus/HARNESS and fuzz/regressions/HARNESS; new
-# corpus entries and crash inputs go under fuzz/work/ in the build tree.
-# A crash fails the run: copy its input into fuzz/regressions/HARNESS/,
-# where "make check" replays it from then on.
+# largeblock: fuzz the parsers of lib/ with libFuzzer (clang), and the
+# plugin through "nbdkit -s" with AFL++ (scripts/fuzz-session.sh), each
+# for FUZZ_SECONDS (default 60).  Usage, from a configured tree ("make fuzz"):
+#   scripts/fuzz.sh [HARNESS...]
+# A HARNESS is a libFuzzer harness fuzz/fuzz-HARNESS.c or a session
+# target named in fuzz/session-targets (default: all of both).
+# Seeds come from fuzz/corpus/HARNESS and fuzz/regressions/HARNESS
+# (fuzz/*/session for every session target); new corpus entries and
+# crash inputs go under fuzz/work/ in the build tree.  A crash fails the
+# run: copy its input into the regressions directory, where "make check"
+# replays it from then on.
 set -uo pipefail
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
 builddir=${abs_top_builddir:-$srcdir}
@@ -15,12 +19,20 @@ CLANG=${CLANG:-clang}
 command -v "$CLANG" >/dev/null || { echo "fuzz: $CLANG is missing (apt-get install clang)"; exit 77; }
 [ -f "$builddir/config.h" ] || { echo "fuzz: configure first (no $builddir/config.h)"; exit 1; }
 
-harnesses=("$@")
-if [ ${#harnesses[@]} -eq 0 ]; then
+session_targets=$(sed -n 's/^\([a-z][a-z-]*\) .*/\1/p' "$srcdir/fuzz/session-targets")
+args=("$@")
+if [ ${#args[@]} -eq 0 ]; then
     for f in "$srcdir"/fuzz/fuzz-*.c; do
-        h=${f##*/fuzz-}; harnesses+=("${h%.c}")
+        h=${f##*/fuzz-}; args+=("${h%.c}")
     done
+    # shellcheck disable=SC2206 # one name a line
+    args+=($session_targets)
 fi
+harnesses=() sessions=()
+for h in "${args[@]}"; do
+    if grep -qxF "$h" <<<"$session_targets"; then sessions+=("$h")
+    else harnesses+=("$h"); fi
+done
 
 status=0
 for h in "${harnesses[@]}"; do
@@ -45,4 +57,7 @@ for h in "${harnesses[@]}"; do
         status=1
     fi
 done
+if [ ${#sessions[@]} -gt 0 ]; then
+    "$srcdir/scripts/fuzz-session.sh" "${sessions[@]}" || status=1
+fi
 exit $status

@@ -10,8 +10,8 @@ packages=(
   # tests and examples
   libnbd-bin python3-libnbd qemu-utils fio xfsprogs fuse3 util-linux
   e2fsprogs btrfs-progs libcap2-bin nbd-client
-  # hardening (docs/testing.md): valgrind, libFuzzer
-  valgrind clang
+  # hardening (docs/testing.md): valgrind, libFuzzer, AFL++ (session fuzzer)
+  valgrind clang afl++
 )
 
 missing=()

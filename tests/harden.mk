@@ -2,8 +2,15 @@
 # Included at the end of Makefile.am.
 
 # --enable-sanitizers: nbdkit is not instrumented, so the tests run it
-# through this wrapper, which preloads the sanitizer runtime.
+# through this wrapper, which preloads the sanitizer runtime -- and
+# tests/asan-init-first.c, which initialises it before libp11-kit's
+# constructor can leave glibc's locale lock broken (test-only, not
+# installed; -rpath makes libtool build a shared object).
 EXTRA_DIST += tests/nbdkit-wrapper.sh scripts/check-sanitizers.sh
+check_LTLIBRARIES += tests/libasan-init-first.la
+tests_libasan_init_first_la_SOURCES = tests/asan-init-first.c
+tests_libasan_init_first_la_LDFLAGS = -module -avoid-version -shared \
+	-rpath $(abs_builddir)/tests -Wl,-z,initfirst
 
 # ---- make check-valgrind: the whole test suite under memcheck ----
 # The unit tests run under valgrind directly; every nbdkit the tests start
@@ -42,11 +49,6 @@ clean-valgrind-logs:
 	rm -rf $(VALGRIND_LOG_DIR)
 .PHONY: clean-valgrind-logs
 
-# The test list, for scripts/check-sanitizers.sh.
-print-tests:
-	@echo $(TESTS)
-.PHONY: print-tests
-
 # ---- protocol abuse ----
 integration_tests += tests/test-protocol-abuse.py
 EXTRA_DIST += docs/testing.md
@@ -69,10 +71,12 @@ integration_tests += tests/test-memory-limit-concurrent.py \
 	tests/test-alloc-failure-enomem.py
 
 # ---- fuzzing (docs/testing.md) ----
-# "make fuzz" runs each libFuzzer harness for FUZZ_SECONDS (default 60);
-# "make check" replays the seeds and past crashes with the normal compiler.
+# "make fuzz" runs each libFuzzer harness and each session target (AFL++
+# through nbdkit -s, fuzz/session-targets) for FUZZ_SECONDS (default 60);
+# "make check" replays the seeds and past crashes with the normal build.
 FUZZ_SECONDS = 60
 FUZZ_HARNESSES = parse-size params pattern
+FUZZ_SESSION_TARGETS = session session-allow session-file
 check_PROGRAMS += fuzz/fuzz-parse-size-replay fuzz/fuzz-params-replay \
 	fuzz/fuzz-pattern-replay
 fuzz_fuzz_parse_size_replay_SOURCES = fuzz/fuzz-parse-size.c fuzz/replay.c
@@ -81,13 +85,18 @@ fuzz_fuzz_params_replay_SOURCES = fuzz/fuzz-params.c fuzz/replay.c
 fuzz_fuzz_params_replay_LDADD = lib/liblargeblock.la
 fuzz_fuzz_pattern_replay_SOURCES = fuzz/fuzz-pattern.c fuzz/replay.c
 fuzz_fuzz_pattern_replay_LDADD = lib/liblargeblock.la
-integration_tests += tests/test-fuzz-corpus-replay.sh
+integration_tests += tests/test-fuzz-corpus-replay.sh \
+	tests/test-fuzz-session-replay.sh
 EXTRA_DIST += scripts/fuzz.sh $(FUZZ_HARNESSES:%=fuzz/corpus/%) \
-	$(FUZZ_HARNESSES:%=fuzz/regressions/%)
+	$(FUZZ_HARNESSES:%=fuzz/regressions/%) \
+	scripts/fuzz-session.sh fuzz/session-targets fuzz/session.dict \
+	fuzz/record-sessions.py \
+	fuzz/corpus/session fuzz/regressions/session
 
 fuzz: all
 	FUZZ_SECONDS=$(FUZZ_SECONDS) abs_top_builddir=$(abs_top_builddir) \
-	  $(srcdir)/scripts/fuzz.sh $(FUZZ_HARNESSES)
+	  NBDKIT_REAL='$(NBDKIT)' \
+	  $(srcdir)/scripts/fuzz.sh $(FUZZ_HARNESSES) $(FUZZ_SESSION_TARGETS)
 .PHONY: fuzz
 clean-local: clean-fuzz
 clean-fuzz:

@@ -7,8 +7,11 @@
 #
 # NBDKIT_PRELOAD (a --enable-sanitizers build): the plugin is instrumented
 # but nbdkit is not, and ASan/TSan must be the first library in the
-# process, so the runtime is preloaded.  Reports are fatal (exit status
-# 66, options in Makefile.am).  Leak checking is off in nbdkit because
+# process, so the runtime is preloaded, with tests/asan-init-first.c
+# (built by make check), which initialises it before any other library's
+# constructor runs: without it, nbdkit deadlocks in exit() once it has
+# formatted an error message (see that file).  Reports are fatal (exit
+# status 66, options in Makefile.am).  Leak checking is off in nbdkit because
 # nbdkit 1.32's own allocations and every --run child (which inherits
 # LD_PRELOAD) would report leaks that are not ours; the unit tests, which
 # are instrumented directly, keep it, and "make check-valgrind" checks
@@ -18,7 +21,11 @@
 # runs under; it logs to one file per process, checked afterwards.
 : "${NBDKIT_REAL:?run through make check}"
 if [ -n "${NBDKIT_PRELOAD:-}" ]; then
-    LD_PRELOAD="$NBDKIT_PRELOAD${LD_PRELOAD:+:$LD_PRELOAD}"
+    init_first="${abs_top_builddir:?}/tests/.libs/libasan-init-first.so"
+    [ -f "$init_first" ] || {
+        echo "nbdkit-wrapper.sh: $init_first is missing (make check builds it)" >&2
+        exit 1; }
+    LD_PRELOAD="$NBDKIT_PRELOAD:$init_first${LD_PRELOAD:+:$LD_PRELOAD}"
     ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}"
     export LD_PRELOAD ASAN_OPTIONS
 fi
