@@ -10,7 +10,7 @@
 # plugin's constructor starts AFL's fork server, and every input is
 # served by a child forked from there -- configuration, handshake and
 # requests -- on standard input, as "nbdkit -s" reads a client.  The ASan
-# runtime is preloaded (with tests/asan-init-first.c, see there why).
+# runtime is preloaded (with tests/helpers/asan-init-first.c, see there why).
 #
 # Seeds: fuzz/corpus/session (recorded from real clients by
 # fuzz/record-sessions.py) and fuzz/regressions/session.  Output under
@@ -75,7 +75,7 @@ build_plugin () {
         -Wl,--version-script="$srcdir/plugins/largeblock/plugin.syms" \
         $(pkg-config --libs libcap-ng) -pthread || return 1
     clang -shared -fPIC -Wl,-z,initfirst -o "$bld/asan-init-first.so" \
-        "$srcdir/tests/asan-init-first.c"
+        "$srcdir/tests/helpers/asan-init-first.c"
 }
 echo "fuzz: building the AFL-instrumented plugin in $bld"
 build_plugin >"$builddir/fuzz/work/session-build.log" 2>&1 || {

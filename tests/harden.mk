@@ -3,32 +3,32 @@
 
 # --enable-sanitizers: nbdkit is not instrumented, so the tests run it
 # through this wrapper, which preloads the sanitizer runtime -- and
-# tests/asan-init-first.c, which initialises it before libp11-kit's
+# tests/helpers/asan-init-first.c, which initialises it before libp11-kit's
 # constructor can leave glibc's locale lock broken (test-only, not
 # installed; -rpath makes libtool build a shared object).
-EXTRA_DIST += tests/nbdkit-wrapper.sh scripts/check-sanitizers.sh
-check_LTLIBRARIES += tests/libasan-init-first.la
-tests_libasan_init_first_la_SOURCES = tests/asan-init-first.c
-tests_libasan_init_first_la_LDFLAGS = -module -avoid-version -shared \
-	-rpath $(abs_builddir)/tests -Wl,-z,initfirst
+EXTRA_DIST += tests/helpers/nbdkit-wrapper.sh scripts/check-sanitizers.sh
+check_LTLIBRARIES += tests/helpers/libasan-init-first.la
+tests_helpers_libasan_init_first_la_SOURCES = tests/helpers/asan-init-first.c
+tests_helpers_libasan_init_first_la_LDFLAGS = -module -avoid-version -shared \
+	-rpath $(abs_builddir)/tests/helpers -Wl,-z,initfirst
 
 # ---- make check-valgrind: the whole test suite under memcheck ----
 # The unit tests run under valgrind directly; every nbdkit the tests start
-# runs under it through tests/nbdkit-wrapper.sh (in the foreground, stopped
+# runs under it through tests/helpers/nbdkit-wrapper.sh (in the foreground, stopped
 # with SIGTERM, as lbtest.Server and start_server already do).  Each
 # process logs to its own file: a report anywhere, including in processes
 # whose exit status a test cannot see (nbdkit --run returns its command's
 # status), fails the target.  Errors and definite leaks count; nbdkit's
-# and glibc's own are suppressed in tests/valgrind.supp, each with a reason.
+# and glibc's own are suppressed in tests/helpers/valgrind.supp, each with a reason.
 # Check's per-test timeouts are stretched for valgrind's slowdown.
 VALGRIND = valgrind
 VALGRIND_LOG_DIR = $(abs_top_builddir)/tests/valgrind-logs
 VALGRIND_CMD = $(VALGRIND) --quiet --error-exitcode=99 \
 	--leak-check=full --show-leak-kinds=definite \
 	--errors-for-leak-kinds=definite --track-origins=yes \
-	--suppressions=$(abs_top_srcdir)/tests/valgrind.supp \
+	--suppressions=$(abs_top_srcdir)/tests/helpers/valgrind.supp \
 	--log-file=$(VALGRIND_LOG_DIR)/vg.%p.log
-EXTRA_DIST += tests/valgrind.supp
+EXTRA_DIST += tests/helpers/valgrind.supp
 
 check-valgrind:
 	rm -rf $(VALGRIND_LOG_DIR) && $(MKDIR_P) $(VALGRIND_LOG_DIR)
@@ -62,11 +62,11 @@ integration_tests += tests/test-capabilities-dropped.sh
 # ---- resource exhaustion ----
 # An LD_PRELOAD shim failing large anonymous mmaps (test-only, not
 # installed; -rpath makes libtool build a shared object).
-check_LTLIBRARIES += tests/libfail-mmap.la
-tests_libfail_mmap_la_SOURCES = tests/fail-mmap.c
-tests_libfail_mmap_la_LDFLAGS = -module -avoid-version -shared \
-	-rpath $(abs_builddir)/tests
-tests_libfail_mmap_la_LIBADD = -ldl
+check_LTLIBRARIES += tests/helpers/libfail-mmap.la
+tests_helpers_libfail_mmap_la_SOURCES = tests/helpers/fail-mmap.c
+tests_helpers_libfail_mmap_la_LDFLAGS = -module -avoid-version -shared \
+	-rpath $(abs_builddir)/tests/helpers
+tests_helpers_libfail_mmap_la_LIBADD = -ldl
 integration_tests += tests/test-memory-limit-concurrent.py \
 	tests/test-alloc-failure-enomem.py
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """An allocation failure is ENOMEM for that request only.
 
-nbdkit runs with tests/fail-mmap.c preloaded: while a flag file exists,
-anonymous mmaps of 4 MiB or more fail with ENOMEM.  With blksize=4M each
-new folio needs its own mapping, so:
+nbdkit runs with tests/helpers/fail-mmap.c preloaded: while a flag file
+exists, anonymous mmaps of 4 MiB or more fail with ENOMEM.  With blksize=4M
+each new folio needs its own mapping, so:
 - a write needing a new folio fails with ENOMEM and the folio stays a
   hole (reads as zeros, reported as a hole);
 - at the same time, reads, overwrites of allocated folios, trims and a
@@ -25,7 +25,7 @@ import lbtest
 FOLIO = 4 << 20
 SIZE = 64 << 20
 SHIM = os.path.join(os.environ.get("abs_top_builddir", "."),
-                    "tests", ".libs", "libfail-mmap.so")
+                    "tests", "helpers", ".libs", "libfail-mmap.so")
 
 
 def main():

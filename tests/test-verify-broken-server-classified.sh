@@ -1,6 +1,6 @@
 #!/bin/bash
 # largeblock-verify catches a deliberately broken server (the test plugin
-# tests/broken-plugin.c, 4096-byte blocks) and names each bug with its
+# tests/helpers/broken-plugin.c, 4096-byte blocks) and names each bug with its
 # offsets, exiting with 2 (data error):
 #  - misdirect: the block written for 12288 lands at 4096, so 4096 holds
 #    "the block stamped for 12288" and 12288 was never written;

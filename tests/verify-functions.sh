@@ -3,7 +3,7 @@
 
 : "${abs_top_builddir:?run through make check}"
 VERIFY="$abs_top_builddir/tools/largeblock-verify"
-BROKEN_PLUGIN="$abs_top_builddir/tests/.libs/nbdkit-broken-plugin.so"
+BROKEN_PLUGIN="$abs_top_builddir/tests/helpers/.libs/nbdkit-broken-plugin.so"
 
 # run_verify NAME ARG...: largeblock-verify --json; the report goes to
 # $tmpdir/NAME.json, stderr to $tmpdir/NAME.verr, the exit status to $rc.

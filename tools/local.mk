@@ -18,10 +18,10 @@ tools_largeblock_verify_CFLAGS = $(AM_CFLAGS) $(LIBNBD_CFLAGS)
 tools_largeblock_verify_LDADD = lib/liblargeblock.la $(LIBNBD_LIBS)
 
 # A deliberately broken nbdkit plugin: the bugs the verifier must name.
-check_LTLIBRARIES = tests/nbdkit-broken-plugin.la
-tests_nbdkit_broken_plugin_la_SOURCES = tests/broken-plugin.c
-tests_nbdkit_broken_plugin_la_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
-tests_nbdkit_broken_plugin_la_LDFLAGS = \
+check_LTLIBRARIES = tests/helpers/nbdkit-broken-plugin.la
+tests_helpers_nbdkit_broken_plugin_la_SOURCES = tests/helpers/broken-plugin.c
+tests_helpers_nbdkit_broken_plugin_la_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+tests_helpers_nbdkit_broken_plugin_la_LDFLAGS = \
 	-module -avoid-version -shared -no-undefined -rpath /nowhere
 
 integration_tests += \

@@ -2,7 +2,7 @@
  * library's constructor (an LD_PRELOAD shim, linked with -z initfirst).
  *
  * nbdkit is not instrumented, so the sanitizer builds (through
- * tests/nbdkit-wrapper.sh) and the session fuzzer (scripts/fuzz-session.sh)
+ * tests/helpers/nbdkit-wrapper.sh) and the session fuzzer (scripts/fuzz-session.sh)
  * preload the ASan runtime into it.  Preloaded objects are initialised
  * after the program's own libraries, so the first malloc() in the
  * process -- in libp11-kit's constructor, inside newlocale(), which holds

@@ -7,7 +7,7 @@
 #
 # NBDKIT_PRELOAD (a --enable-sanitizers build): the plugin is instrumented
 # but nbdkit is not, and ASan/TSan must be the first library in the
-# process, so the runtime is preloaded, with tests/asan-init-first.c
+# process, so the runtime is preloaded, with tests/helpers/asan-init-first.c
 # (built by make check), which initialises it before any other library's
 # constructor runs: without it, nbdkit deadlocks in exit() once it has
 # formatted an error message (see that file).  Reports are fatal (exit
@@ -21,7 +21,7 @@
 # runs under; it logs to one file per process, checked afterwards.
 : "${NBDKIT_REAL:?run through make check}"
 if [ -n "${NBDKIT_PRELOAD:-}" ]; then
-    init_first="${abs_top_builddir:?}/tests/.libs/libasan-init-first.so"
+    init_first="${abs_top_builddir:?}/tests/helpers/.libs/libasan-init-first.so"
     [ -f "$init_first" ] || {
         echo "nbdkit-wrapper.sh: $init_first is missing (make check builds it)" >&2
         exit 1; }
