@@ -11,14 +11,6 @@ docs/largeblock-run.1: docs/largeblock-run.pod
 	  --center=largeblock --release=largeblock-$(VERSION) \
 	  --name=largeblock-run $< $@
 
-integration_tests += \
-	tests/test-run-xfs-16k.sh \
-	tests/test-run-failures-leave-nothing.sh \
-	tests/test-run-nbd-stub-client.sh \
-	tests/test-run-attach-nbd-unavailable.sh \
-	tests/test-run-nbd-xfs.sh
-EXTRA_DIST += tests/run-functions.sh tests/write-remount-verify.sh
-
 # systemd units for a long-lived export; override with
 # make systemdunitdir=/lib/systemd/system
 systemdunitdir = $(prefix)/lib/systemd/system

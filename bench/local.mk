@@ -1,0 +1,18 @@
+# largeblock: bench/ -- make bench (not part of make check).
+
+# copy-cost is built by make check too: test-bench-smoke.sh runs it.
+check_PROGRAMS += bench/copy-cost
+bench_copy_cost_SOURCES = bench/copy-cost.c
+bench_copy_cost_LDADD = lib/liblargeblock.la
+EXTRA_DIST += bench/largeblock-bench.py
+BENCH_ENV = \
+	LARGEBLOCK_PLUGIN='$(abs_top_builddir)/plugins/largeblock/.libs/nbdkit-largeblock-plugin.so' \
+	LARGEBLOCK_COPY_COST='$(abs_top_builddir)/bench/copy-cost' \
+	NBDKIT='$(NBDKIT)'
+
+# The whole benchmark: about 20 minutes; writes docs/performance.md.
+bench: all bench/copy-cost
+	$(BENCH_ENV) $(PYTHON_NBD) $(srcdir)/bench/largeblock-bench.py \
+	  --output $(srcdir)/docs/performance.md --command 'make bench' \
+	  $(BENCH_ARGS)
+.PHONY: bench

@@ -1,0 +1,5 @@
+# largeblock: docs/ -- the documents that belong to no one program.
+# Each man page is built by its program's fragment (plugins/largeblock/,
+# server/, tools/); Makefile.am cleans them all.
+
+EXTRA_DIST += docs/testing.md

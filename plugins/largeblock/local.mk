@@ -1,0 +1,30 @@
+# largeblock: plugins/largeblock/ -- the nbdkit plugin and its man page.
+
+plugin_LTLIBRARIES += plugins/largeblock/nbdkit-largeblock-plugin.la
+plugins_largeblock_nbdkit_largeblock_plugin_la_SOURCES = \
+	plugins/largeblock/largeblock.c
+plugins_largeblock_nbdkit_largeblock_plugin_la_CFLAGS = \
+	$(AM_CFLAGS) $(NBDKIT_CFLAGS)
+# Only the libraries it calls: each is linked in whole (see lib/local.mk).
+plugins_largeblock_nbdkit_largeblock_plugin_la_LIBADD = \
+	lib/liblargeblock.la lib/libcaps.la
+plugins_largeblock_nbdkit_largeblock_plugin_la_LDFLAGS = \
+	-module -avoid-version -shared -no-undefined -pthread \
+	-Wl,--version-script=$(srcdir)/plugins/largeblock/plugin.syms
+EXTRA_plugins_largeblock_nbdkit_largeblock_plugin_la_DEPENDENCIES = \
+	plugins/largeblock/plugin.syms
+EXTRA_DIST += plugins/largeblock/plugin.syms
+
+# nbdkit loads the .so by name; the libtool archive is only clutter there.
+# (libtool's uninstall finds the .so through the .la, so remove it here.)
+install-data-hook:
+	rm -f $(DESTDIR)$(plugindir)/nbdkit-largeblock-plugin.la
+uninstall-hook:
+	rm -f $(DESTDIR)$(plugindir)/nbdkit-largeblock-plugin.so
+
+man_MANS += docs/nbdkit-largeblock-plugin.1
+EXTRA_DIST += docs/nbdkit-largeblock-plugin.pod
+docs/nbdkit-largeblock-plugin.1: docs/nbdkit-largeblock-plugin.pod
+	$(AM_V_GEN)$(MKDIR_P) docs && $(POD2MAN) --section=1 \
+	  --center=largeblock --release=largeblock-$(VERSION) \
+	  --name=nbdkit-largeblock-plugin $< $@

@@ -1,0 +1,110 @@
+# largeblock: tests/ -- what make check runs: the unit test runner, the
+# ramstore stress program, every integration test, and the helpers they
+# load.  (The hardening targets are in tests/harden.mk; the programs the
+# fuzz replay tests run are in fuzz/local.mk, bench/copy-cost in
+# bench/local.mk.)
+
+TESTS += tests/unit-lib.tap tests/stress-ramstore $(integration_tests)
+EXTRA_DIST += tests/unit-lib.tap tests/functions.sh tests/lbtest.py
+
+# ---- unit tests: one Check suite per lib/ module, one runner ----
+# (tests_unit_check_lib_SOURCES is initialised in Makefile.am: another
+# fragment appends to it.)
+check_PROGRAMS += tests/unit/check-lib
+tests_unit_check_lib_SOURCES += \
+	tests/unit/check-lib.c tests/unit/suites.h \
+	tests/unit/check-align.c \
+	tests/unit/check-filestore.c \
+	tests/unit/check-geometry.c \
+	tests/unit/check-params.c \
+	tests/unit/check-pattern.c \
+	tests/unit/check-ramstore.c \
+	tests/unit/check-slab.c \
+	tests/unit/check-stats.c
+tests_unit_check_lib_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_lib_LDADD = lib/liblargeblock.la lib/libpattern.la \
+	$(CHECK_LIBS)
+
+check_PROGRAMS += tests/stress-ramstore
+tests_stress_ramstore_SOURCES = tests/stress-ramstore.c
+tests_stress_ramstore_LDADD = lib/liblargeblock.la
+
+# ---- helpers: test-only shared objects (not installed; -rpath makes
+# libtool build a shared object) ----
+
+# A deliberately broken nbdkit plugin: the bugs largeblock-verify must name.
+check_LTLIBRARIES += tests/helpers/nbdkit-broken-plugin.la
+tests_helpers_nbdkit_broken_plugin_la_SOURCES = tests/helpers/broken-plugin.c
+tests_helpers_nbdkit_broken_plugin_la_CFLAGS = $(AM_CFLAGS) $(NBDKIT_CFLAGS)
+tests_helpers_nbdkit_broken_plugin_la_LDFLAGS = \
+	-module -avoid-version -shared -no-undefined -rpath /nowhere
+
+# --enable-sanitizers: nbdkit is not instrumented, so the tests run it
+# through tests/helpers/nbdkit-wrapper.sh, which preloads the sanitizer
+# runtime -- and tests/helpers/asan-init-first.c, which initialises it
+# before libp11-kit's constructor can leave glibc's locale lock broken.
+# make check-valgrind (tests/harden.mk) runs nbdkit through the wrapper too.
+EXTRA_DIST += tests/helpers/nbdkit-wrapper.sh
+check_LTLIBRARIES += tests/helpers/libasan-init-first.la
+tests_helpers_libasan_init_first_la_SOURCES = tests/helpers/asan-init-first.c
+tests_helpers_libasan_init_first_la_LDFLAGS = -module -avoid-version -shared \
+	-rpath $(abs_builddir)/tests/helpers -Wl,-z,initfirst
+
+# Resource exhaustion: an LD_PRELOAD shim failing large anonymous mmaps.
+check_LTLIBRARIES += tests/helpers/libfail-mmap.la
+tests_helpers_libfail_mmap_la_SOURCES = tests/helpers/fail-mmap.c
+tests_helpers_libfail_mmap_la_LDFLAGS = -module -avoid-version -shared \
+	-rpath $(abs_builddir)/tests/helpers
+tests_helpers_libfail_mmap_la_LIBADD = -ldl
+
+# ---- integration tests ----
+
+# The plugin: parameters, data, alignment, extents, limits, file disks.
+integration_tests += \
+	tests/test-docs-cover-every-parameter.sh \
+	tests/test-config-errors.sh \
+	tests/test-startup-7e.sh \
+	tests/test-block-sizes.py \
+	tests/test-data-roundtrip.py \
+	tests/test-trim-zero.py \
+	tests/test-align-misaligned-einval.py \
+	tests/test-extents.py \
+	tests/test-memory-limit.py \
+	tests/test-statsfile.py \
+	tests/test-request-limits.py \
+	tests/test-stress-multiconn.py \
+	tests/test-qemu-io.sh \
+	tests/test-file-disk.py \
+	tests/test-file-disk-root.sh \
+	tests/test-stress-file.sh \
+	tests/test-bench-smoke.sh
+
+# server/largeblock-run.
+integration_tests += \
+	tests/test-run-xfs-16k.sh \
+	tests/test-run-failures-leave-nothing.sh \
+	tests/test-run-nbd-stub-client.sh \
+	tests/test-run-attach-nbd-unavailable.sh \
+	tests/test-run-nbd-xfs.sh
+EXTRA_DIST += tests/run-functions.sh tests/write-remount-verify.sh
+
+# tools/largeblock-verify.
+integration_tests += \
+	tests/test-verify-largeblock-clean-bill.sh \
+	tests/test-verify-broken-server-classified.sh \
+	tests/test-verify-other-servers-reported.sh \
+	tests/test-verify-only-after-restart.sh \
+	tests/test-verify-docs-cover-every-option.sh
+EXTRA_DIST += tests/verify-functions.sh
+
+# Hardening (docs/testing.md): protocol abuse, least privilege, resource
+# exhaustion, the fuzzers' seeds and past crashes.
+integration_tests += \
+	tests/test-protocol-abuse.py \
+	tests/test-capabilities-dropped.sh \
+	tests/test-memory-limit-concurrent.py \
+	tests/test-alloc-failure-enomem.py \
+	tests/test-fuzz-corpus-replay.sh \
+	tests/test-fuzz-session-replay.sh
+
+EXTRA_DIST += $(integration_tests)
