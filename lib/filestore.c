@@ -40,6 +40,7 @@
 
 #include "filestore.h"
 #include "error.h"
+#include "extents.h"
 
 #define NR_STRIPES 64
 #define ZERO_CHUNK_BYTES (1u << 20)
@@ -417,74 +418,30 @@ file_flush (struct lb_store *s)
 
 /* ---- extents ---- */
 
-/* Gathers runs, clipped to the request [lo, hi) and merged with their
- * neighbours of one kind, so that holes shrunk to whole logical blocks
- * and the data around them come out as few runs.
- */
-struct run_builder {
-  uint64_t lo, hi;
-  uint64_t start, length;
-  bool hole, pending, stop;
-  bool req_one;
-  lb_extent_fn fn;
-  void *opaque;
-};
-
-static int
-emit_pending (struct run_builder *b)
-{
-  if (!b->pending)
-    return 0;
-  b->pending = false;
-  if (b->req_one)
-    b->stop = true;
-  return b->fn (b->start, b->length, b->hole, b->opaque);
-}
-
-static int
-add_run (struct run_builder *b, uint64_t start, uint64_t end, bool hole)
-{
-  if (start < b->lo)
-    start = b->lo;
-  if (end > b->hi)
-    end = b->hi;
-  if (start >= end || b->stop)
-    return 0;
-  if (b->pending && b->hole == hole && b->start + b->length == start) {
-    b->length += end - start;
-    return 0;
-  }
-  if (emit_pending (b) == -1)
-    return -1;
-  if (b->stop)
-    return 0;
-  b->start = start;
-  b->length = end - start;
-  b->hole = hole;
-  b->pending = true;
-  return 0;
-}
-
 /* The file has a hole [start, end).  The client sees only its whole
- * logical blocks as a hole; the rest reads as zeros but counts as data.
+ * logical blocks as a hole; the rest reads as zeros but counts as data
+ * (the builder merges it with the data around it).
  */
 static int
-add_hole (struct run_builder *b, const struct lb_geometry *g,
+add_hole (struct lb_extents *reply, const struct lb_geometry *g,
           uint64_t start, uint64_t end)
 {
   uint64_t hs = round_up (start, g->logical_bytes);
   uint64_t he = round_down (end, g->logical_bytes);
+  int r;
 
   if (hs >= he)
-    return add_run (b, start, end, false);
-  if (add_run (b, start, hs, false) == -1 ||
-      add_run (b, hs, he, true) == -1)
-    return -1;
-  return add_run (b, he, end, false);
+    return lb_extents_add (reply, start, end, false);
+  r = lb_extents_add (reply, start, hs, false);
+  if (r == 0)
+    r = lb_extents_add (reply, hs, he, true);
+  if (r == 0)
+    r = lb_extents_add (reply, he, end, false);
+  return r;
 }
 
 /* Walks whole logical blocks around the request, so that a block the
- * request only partly covers is judged as a whole, then clips.
+ * request only partly covers is judged as a whole; the builder clips.
  */
 static int
 file_extents (struct lb_store *s, uint32_t count, uint64_t offset,
@@ -492,14 +449,15 @@ file_extents (struct lb_store *s, uint32_t count, uint64_t offset,
 {
   struct filestore *fs = to_filestore (s);
   const struct lb_geometry *g = fs->g;
-  struct run_builder b = { .lo = offset, .hi = offset + count,
-    .req_one = req_one, .fn = fn, .opaque = opaque };
+  struct lb_extents reply;
   uint64_t pos = round_down (offset, g->logical_bytes);
   uint64_t end = round_up (offset + count, g->logical_bytes);
+  int r = 0;
 
+  lb_extents_init (&reply, offset, count, req_one, fn, opaque);
   if (end > g->size_bytes)
     end = g->size_bytes;
-  while (pos < end && !b.stop) {
+  while (pos < end && r == 0) {
     off_t data = lseek (fs->fd, (off_t) pos, SEEK_DATA);
     off_t hole;
 
@@ -507,24 +465,24 @@ file_extents (struct lb_store *s, uint32_t count, uint64_t offset,
       data = (off_t) end;               /* only a hole from here on */
     else if (data == -1) {
       /* No SEEK_DATA here (a block device): all of it is data. */
-      if (add_run (&b, pos, end, false) == -1)
-        return -1;
+      r = lb_extents_add (&reply, pos, end, false);
       break;
     }
     if ((uint64_t) data > end)
       data = (off_t) end;
-    if ((uint64_t) data > pos && add_hole (&b, g, pos, (uint64_t) data) == -1)
-      return -1;
-    if ((uint64_t) data >= end)
+    if ((uint64_t) data > pos)
+      r = add_hole (&reply, g, pos, (uint64_t) data);
+    if (r != 0 || (uint64_t) data >= end)
       break;
     hole = lseek (fs->fd, data, SEEK_HOLE);
     if (hole == -1 || (uint64_t) hole > end)
       hole = (off_t) end;
-    if (add_run (&b, (uint64_t) data, (uint64_t) hole, false) == -1)
-      return -1;
+    r = lb_extents_add (&reply, (uint64_t) data, (uint64_t) hole, false);
     pos = (uint64_t) hole;
   }
-  return b.stop ? 0 : emit_pending (&b);
+  if (r == -1)
+    return -1;
+  return lb_extents_finish (&reply);
 }
 
 /* ---- usage, destroy ---- */

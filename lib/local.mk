@@ -14,6 +14,7 @@ lib_liblargeblock_la_SOURCES += \
 	lib/align.c lib/align.h \
 	lib/disk.c lib/disk.h \
 	lib/error.c lib/error.h \
+	lib/extents.c lib/extents.h \
 	lib/filestore.c lib/filestore.h \
 	lib/geometry.c lib/geometry.h \
 	lib/params.c lib/params.h \

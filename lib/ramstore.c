@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "extents.h"
 #include "ramstore.h"
 #include "slab.h"
 
@@ -580,68 +581,24 @@ ram_flush (struct lb_store *s)
 
 /* ---- extents ---- */
 
-struct extent_walk {
-  const struct lb_geometry *g;
-  uint64_t req_start, req_end;  /* bytes, to clip runs */
-  bool req_one;
-  bool have_run;
-  bool run_hole;
-  uint64_t run_first, run_nr;   /* folios */
-  lb_extent_fn fn;
-  void *opaque;
-};
-
-/* Report the pending run, clipped to the request.  1: stop. */
-static int
-flush_run (struct extent_walk *w)
-{
-  uint64_t start = lb_folio_to_bytes (w->g, w->run_first);
-  uint64_t end = lb_folio_to_bytes (w->g, w->run_first + w->run_nr);
-
-  if (!w->have_run)
-    return 0;
-  w->have_run = false;
-  if (start < w->req_start)
-    start = w->req_start;
-  if (end > w->req_end)
-    end = w->req_end;
-  if (w->fn (start, end - start, w->run_hole, w->opaque) == -1)
-    return -1;
-  return w->req_one ? 1 : 0;
-}
-
-static int
-add_folios (struct extent_walk *w, uint64_t first, uint64_t nr, bool hole)
-{
-  int r;
-
-  if (w->have_run && w->run_hole == hole) {
-    w->run_nr += nr;
-    return 0;
-  }
-  r = flush_run (w);
-  if (r != 0)
-    return r;
-  w->have_run = true;
-  w->run_hole = hole;
-  w->run_first = first;
-  w->run_nr = nr;
-  return 0;
-}
-
+/* Each absent subtree is one hole; each folio slot is a run of its own,
+ * which the builder merges with its neighbours.
+ */
 static int
 extent_run (struct ramstore *rs, uint64_t first, uint64_t nr,
             _Atomic (void *) *slots, void *opaque)
 {
-  struct extent_walk *w = opaque;
+  struct lb_extents *reply = opaque;
   int r;
 
   if (slots == NULL)
-    return add_folios (w, first, nr, true);
+    return lb_extents_add (reply, lb_folio_to_bytes (rs->g, first),
+                           lb_folio_to_bytes (rs->g, first + nr), true);
   for (uint64_t i = 0; i < nr; i++) {
     bool hole = atomic_load_explicit (&slots[i], memory_order_acquire)
                 == NULL;
-    r = add_folios (w, first + i, 1, hole);
+    r = lb_extents_add (reply, lb_folio_to_bytes (rs->g, first + i),
+                        lb_folio_to_bytes (rs->g, first + i + 1), hole);
     if (r != 0)
       return r;
   }
@@ -653,17 +610,14 @@ ram_extents (struct lb_store *s, uint32_t count, uint64_t offset,
              bool req_one, lb_extent_fn fn, void *opaque)
 {
   struct ramstore *rs = to_ramstore (s);
-  struct extent_walk w = {
-    .g = rs->g, .req_start = offset, .req_end = offset + count,
-    .req_one = req_one, .fn = fn, .opaque = opaque,
-  };
-  int r;
+  struct lb_extents reply;
 
-  r = walk_range (rs, lb_folio_idx (rs->g, offset),
-                  lb_folio_idx (rs->g, offset + count - 1), extent_run, &w);
-  if (r == 0)
-    r = flush_run (&w);
-  return r == -1 ? -1 : 0;
+  lb_extents_init (&reply, offset, count, req_one, fn, opaque);
+  if (walk_range (rs, lb_folio_idx (rs->g, offset),
+                  lb_folio_idx (rs->g, offset + count - 1), extent_run,
+                  &reply) == -1)
+    return -1;
+  return lb_extents_finish (&reply);
 }
 
 /* ---- lifetime and reporting ---- */

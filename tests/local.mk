@@ -14,6 +14,7 @@ check_PROGRAMS += tests/unit/check-lib
 tests_unit_check_lib_SOURCES += \
 	tests/unit/check-lib.c tests/unit/suites.h \
 	tests/unit/check-align.c \
+	tests/unit/check-extents.c \
 	tests/unit/check-filestore.c \
 	tests/unit/check-geometry.c \
 	tests/unit/check-params.c \

@@ -36,6 +36,7 @@ main (void)
   srunner_add_suite (sr, params_suite ());
   srunner_add_suite (sr, stats_suite ());
   srunner_add_suite (sr, slab_suite ());
+  srunner_add_suite (sr, extents_suite ());
   srunner_add_suite (sr, ramstore_suite ());
   srunner_add_suite (sr, filestore_suite ());
   srunner_add_suite (sr, pattern_suite ());
