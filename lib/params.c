@@ -110,6 +110,19 @@ set_bool (const char *name, const char *value, const char *words, bool *out,
                   value, words);
 }
 
+/* lb_parse_size fails with ERANGE for a value too large, but params.h
+ * promises EINVAL for every rejected value: keep its message (already in
+ * err), fail with EINVAL.
+ */
+static int
+set_size (const char *name, const char *value, uint64_t *bytes, char *err,
+          size_t errlen)
+{
+  if (lb_parse_size (name, value, bytes, err, errlen) == -1)
+    return lb_fail (EINVAL, NULL, 0, "%s: message already in err", name);
+  return 0;
+}
+
 static int
 set_value (struct lb_params *p, int key, const char *value, char *err,
            size_t errlen)
@@ -130,16 +143,15 @@ set_value (struct lb_params *p, int key, const char *value, char *err,
     return set_bool (name, value, "yes or no", &p->keep_capabilities, err,
                      errlen);
   case KEY_SIZE:
-    return lb_parse_size (name, value, &p->geom.size_bytes, err, errlen);
+    return set_size (name, value, &p->geom.size_bytes, err, errlen);
   case KEY_BLKSIZE:
-    return lb_parse_size (name, value, &p->geom.physical_bytes, err, errlen);
+    return set_size (name, value, &p->geom.physical_bytes, err, errlen);
   case KEY_LOGICAL:
-    return lb_parse_size (name, value, &p->geom.logical_bytes, err, errlen);
+    return set_size (name, value, &p->geom.logical_bytes, err, errlen);
   case KEY_MAX_REQUEST:
-    return lb_parse_size (name, value, &p->geom.max_request_bytes,
-                          err, errlen);
+    return set_size (name, value, &p->geom.max_request_bytes, err, errlen);
   case KEY_MEMORY_LIMIT:
-    return lb_parse_size (name, value, &p->memory_limit_bytes, err, errlen);
+    return set_size (name, value, &p->memory_limit_bytes, err, errlen);
   }
   abort ();
 }
@@ -159,16 +171,12 @@ lb_params_set (struct lb_params *p, const char *key, const char *value,
   if (p->seen & (1u << k))
     return lb_fail (EINVAL, err, errlen, "%s given twice (%s=%s and %s=%s)",
                  key, key, p->typed[k], key, value);
-  if (set_value (p, k, value, err, errlen) == -1) {
-    errno = EINVAL;
+  if (set_value (p, k, value, err, errlen) == -1)
     return -1;
-  }
 
   copy = strdup (value);
-  if (copy == NULL) {
-    snprintf (err, errlen, "%s: out of memory", key);
-    return -1;
-  }
+  if (copy == NULL)
+    return lb_fail (ENOMEM, err, errlen, "%s: out of memory", key);
   p->typed[k] = copy;
   p->seen |= 1u << k;
   if (k == KEY_STATSFILE)
@@ -216,11 +224,8 @@ lb_params_set_size_from_file (struct lb_params *p, uint64_t size_bytes,
   char *typed;
 
   if (asprintf (&typed, "%" PRIu64 " (the size of %s)", size_bytes,
-                p->file) == -1) {
-    snprintf (err, errlen, "size: out of memory");
-    errno = ENOMEM;
-    return -1;
-  }
+                p->file) == -1)
+    return lb_fail (ENOMEM, err, errlen, "size: out of memory");
   free (p->typed[KEY_SIZE]);
   p->typed[KEY_SIZE] = typed;
   p->geom.size_bytes = size_bytes;
