@@ -134,6 +134,8 @@ detach_loop (struct run *run, struct disk *d)
     return -1;
   /* After fusermount3 -u nbdfuse exits by itself. */
   proc_poll_until (nbdfuse_exited, d, PROC_GRACE_MS, 10, false);
+  if (d->fuse_pid > 0)
+    verbose (run, "stopping nbdfuse (pid %d)", (int) d->fuse_pid);
   proc_stop ("nbdfuse", &d->fuse_pid);
   rmdir (d->fuse_dir);
   return 0;

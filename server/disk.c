@@ -161,6 +161,8 @@ teardown_disk (struct run *run, struct disk *d)
     d->mnt_is_ours = false;
   if (r == 0 && run->attach->detach (run, d) == -1)
     r = -1;
+  if (d->server_pid > 0)
+    verbose (run, "stopping nbdkit (pid %d)", (int) d->server_pid);
   proc_stop ("nbdkit", &d->server_pid);
   if (d->server_pidfile[0])
     unlink (d->server_pidfile);
