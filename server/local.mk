@@ -1,6 +1,13 @@
 # ---- server/: largeblock-run and the service files ----
 bin_PROGRAMS += server/largeblock-run
-server_largeblock_run_SOURCES = server/largeblock-run.c
+server_largeblock_run_SOURCES = \
+	server/largeblock-run.c server/run.h \
+	server/attach-loop.c server/attach-nbd.c \
+	server/disk.c server/journal.c server/step.c \
+	server/kstate.c server/kstate.h \
+	server/mkfscmd.c server/mkfscmd.h \
+	server/proc.c server/proc.h
+server_largeblock_run_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server
 server_largeblock_run_CFLAGS = $(AM_CFLAGS) $(CAPNG_CFLAGS)
 server_largeblock_run_LDADD = lib/liblargeblock.la $(CAPNG_LIBS)
 
@@ -17,6 +24,15 @@ systemdunitdir = $(prefix)/lib/systemd/system
 systemdunit_DATA = server/largeblock.socket server/largeblock.service
 EXTRA_DIST += $(systemdunit_DATA) docs/vm-testing.md
 
-# lib/mkfscmd: the mkfs command line for a geometry (pure, unit-tested).
-lib_liblargeblock_la_SOURCES += lib/mkfscmd.c lib/mkfscmd.h
-tests_unit_check_lib_SOURCES += tests/unit/check-mkfscmd.c
+# The server's units: the process layer and the mkfs command builder.
+check_PROGRAMS += tests/unit/check-server
+tests_unit_check_server_SOURCES = \
+	tests/unit/check-server.c \
+	tests/unit/check-mkfscmd.c \
+	tests/unit/check-proc.c \
+	server/mkfscmd.c server/proc.c
+tests_unit_check_server_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server
+tests_unit_check_server_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CAPNG_CFLAGS)
+tests_unit_check_server_LDADD = lib/liblargeblock.la $(CHECK_LIBS) $(CAPNG_LIBS)
+integration_tests += tests/unit-server.tap
+EXTRA_DIST += tests/unit-server.tap

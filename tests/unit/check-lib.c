@@ -40,7 +40,6 @@ main (void)
   srunner_add_suite (sr, ramstore_suite ());
   srunner_add_suite (sr, filestore_suite ());
   srunner_add_suite (sr, pattern_suite ());
-  srunner_add_suite (sr, mkfscmd_suite ());
 
   srunner_run_all (sr, CK_ENV);
   failed = srunner_ntests_failed (sr);

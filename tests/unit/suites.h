@@ -17,6 +17,7 @@ Suite *ramstore_suite (void);
 Suite *slab_suite (void);
 Suite *stats_suite (void);
 Suite *mkfscmd_suite (void);
+Suite *proc_suite (void);
 
 /* A geometry the test asserts is valid (shared by the suites). */
 void test_geometry (struct lb_geometry *g, uint64_t size, uint32_t physical,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
 #include "mkfscmd.h"
 
 #define MIN_FS_SECTOR_BYTES 4096u
@@ -69,28 +70,22 @@ lb_mkfs_cmd_build (struct lb_mkfs_cmd *cmd, const char *fstype,
 
   memset (cmd, 0, sizeof *cmd);
   if (!lb_mkfs_known (fstype)) {
-    snprintf (err, errlen, "--mkfs=%s: unknown filesystem; must be xfs, "
-              "ext4 or btrfs", fstype);
-    errno = EINVAL;
-    return -1;
+    return lb_fail (EINVAL, err, errlen, "--mkfs=%s: unknown filesystem; "
+                    "must be xfs, ext4 or btrfs", fstype);
   }
   n = add_geometry_args (cmd, fstype, logical_bytes, physical_bytes,
                          fs_blksize_bytes);
   if (extra_options) {
     cmd->extra = strdup (extra_options);
-    if (cmd->extra == NULL) {
-      snprintf (err, errlen, "--mkfs-options: out of memory");
-      return -1;
-    }
+    if (cmd->extra == NULL)
+      return lb_fail (ENOMEM, err, errlen, "--mkfs-options: out of memory");
     for (tok = strtok_r (cmd->extra, " \t", &saveptr); tok;
          tok = strtok_r (NULL, " \t", &saveptr)) {
       if (n == LB_MKFS_MAX_ARGS - 1) {
-        snprintf (err, errlen, "--mkfs-options: too many words "
-                  "(mkfs takes at most %d arguments here)",
-                  LB_MKFS_MAX_ARGS);
         lb_mkfs_cmd_free (cmd);
-        errno = EINVAL;
-        return -1;
+        return lb_fail (EINVAL, err, errlen, "--mkfs-options: too many "
+                        "words (mkfs takes at most %d arguments here)",
+                        LB_MKFS_MAX_ARGS);
       }
       cmd->argv[n++] = tok;
     }

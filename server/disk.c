@@ -1,0 +1,174 @@
+/* largeblock-run: one disk's set-up and teardown -- its server, the
+ * attach back end, the filesystem and the mount.
+ *
+ * Owns the order of the steps.  Each step marks in the disk what it may
+ * create before it starts (a pid the moment the child exists, "mount
+ * started" before mount runs); teardown_disk asks the kernel what of
+ * that exists and undoes it in reverse order.  Set-up steps stop at a
+ * caught signal; teardown does not, and runs to the end.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kstate.h"
+#include "mkfscmd.h"
+#include "proc.h"
+#include "run.h"
+
+static int
+start_server (struct run *run, struct disk *d)
+{
+  char *argv[8 + 64];
+  int n = 0;
+
+  snprintf (d->sock, sizeof d->sock, "%s/disk%d.sock", run->workdir, d->idx);
+  snprintf (d->server_pidfile, sizeof d->server_pidfile, "%s/disk%d.pid",
+            run->workdir, d->idx);
+  argv[n++] = (char *) run->opt.nbdkit;
+  argv[n++] = "-f";
+  argv[n++] = "-U";
+  argv[n++] = d->sock;
+  argv[n++] = "-P";
+  argv[n++] = d->server_pidfile;
+  argv[n++] = (char *) run->opt.plugin;
+  for (int i = 0; i < run->opt.nr_params && n < 8 + 63; i++)
+    argv[n++] = run->opt.params[i];
+  argv[n] = NULL;
+  verbose (run, "starting %s on %s", run->opt.nbdkit, d->sock);
+  return start_daemon (run, "nbdkit", argv, d->server_pidfile, true,
+                       &d->server_pid);
+}
+
+static int
+make_filesystem (struct run *run, struct disk *d)
+{
+  struct lb_mkfs_cmd cmd;
+  char err[256];
+  int r;
+
+  if (lb_mkfs_cmd_build (&cmd, run->opt.mkfs, run->geom.logical_bytes,
+                         run->geom.physical_bytes, run->opt.fs_blksize,
+                         run->opt.mkfs_options, d->dev,
+                         err, sizeof err) == -1) {
+    fprintf (stderr, PROG ": %s\n", err);
+    return -1;
+  }
+  r = run_step (run, cmd.argv);
+  lb_mkfs_cmd_free (&cmd);
+  return r;
+}
+
+static void
+choose_mount_point (struct run *run, struct disk *d)
+{
+  const char *dir = run->opt.mount_dir;
+
+  if (dir[0] && run->opt.disks == 1)
+    snprintf (d->mnt, sizeof d->mnt, "%s", dir);
+  else if (dir[0])
+    snprintf (d->mnt, sizeof d->mnt, "%s/%d", dir, d->idx);
+  else
+    snprintf (d->mnt, sizeof d->mnt, "%s/mnt%d", run->workdir, d->idx);
+}
+
+static int
+mount_filesystem (struct run *run, struct disk *d)
+{
+  char *argv[] = { "mount", d->dev, d->mnt, NULL };
+
+  choose_mount_point (run, d);
+  if (mkdir (d->mnt, 0755) == 0) {
+    d->mnt_is_ours = true;
+    journal_note (run, "mkdir %s", d->mnt);
+  }
+  else if (errno != EEXIST) {
+    fprintf (stderr, PROG ": mkdir %s: %m\n", d->mnt);
+    return -1;
+  }
+  /* The mount table names the directory by its canonical path. */
+  if (realpath (d->mnt, d->mnt_real) == NULL) {
+    fprintf (stderr, PROG ": %s: %m\n", d->mnt);
+    return -1;
+  }
+  journal_note (run, "mount %s %s", d->mnt_real, d->dev);
+  d->mount_started = true;
+  return run_step (run, argv);
+}
+
+int
+set_up_disk (struct run *run, struct disk *d)
+{
+  if (start_server (run, d) == -1 || proc_caught_signal ())
+    return -1;
+  if (run->attach->attach (run, d) == -1 || proc_caught_signal ())
+    return -1;
+  if (run->opt.mkfs && (make_filesystem (run, d) == -1
+                        || proc_caught_signal ()))
+    return -1;
+  if (run->opt.mount_dir && (mount_filesystem (run, d) == -1
+                             || proc_caught_signal ()))
+    return -1;
+  return 0;
+}
+
+bool
+disk_is_mounted (const struct disk *d)
+{
+  return d->mount_started && d->dev[0]
+    && kstate_is_mounted_from (d->mnt_real, d->dev);
+}
+
+static bool
+unmounted (void *arg)
+{
+  struct disk *d = arg;
+
+  if (umount (d->mnt_real) == 0 || errno == EINVAL || errno == ENOENT)
+    return true;
+  return errno != EBUSY;
+}
+
+/* Unmount, retrying while busy; reports if it stays mounted. */
+static int
+unmount_filesystem (struct run *run, struct disk *d)
+{
+  verbose (run, "unmounting %s", d->mnt);
+  proc_poll_until (unmounted, d, (BUSY_RETRIES - 1) * 200, 200, false);
+  if (!disk_is_mounted (d))
+    return 0;
+  fprintf (stderr, PROG ": cannot unmount %s: %m; it is still mounted\n",
+           d->mnt);
+  return -1;
+}
+
+int
+teardown_disk (struct run *run, struct disk *d)
+{
+  int r = 0;
+
+  if (disk_is_mounted (d) && unmount_filesystem (run, d) == -1)
+    r = -1;
+  else
+    d->mount_started = false;
+  if (d->mnt_is_ours && !d->mount_started && rmdir (d->mnt) == 0)
+    d->mnt_is_ours = false;
+  if (r == 0 && run->attach->detach (run, d) == -1)
+    r = -1;
+  if (d->server_pid > 0)
+    verbose (run, "stopping nbdkit (pid %d)", (int) d->server_pid);
+  proc_stop ("nbdkit", &d->server_pid);
+  if (d->server_pidfile[0])
+    unlink (d->server_pidfile);
+  if (d->fuse_pidfile[0])
+    unlink (d->fuse_pidfile);
+  if (d->sock[0])
+    unlink (d->sock);
+  return r;
+}

@@ -1,0 +1,228 @@
+/* largeblock-run: what the kernel says exists (see kstate.h). */
+#include <config.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "kstate.h"
+
+void
+kstate_block_attr_path (char *path, size_t len, const char *dev,
+                        const char *attr)
+{
+  const char *slash = strrchr (dev, '/');
+
+  snprintf (path, len, "/sys/block/%s/%s", slash ? slash + 1 : dev, attr);
+}
+
+int
+kstate_read_block_attr (const char *dev, const char *attr,
+                        unsigned long *val)
+{
+  char path[PATH_MAX];
+  FILE *fp;
+  int r = 0, saved_errno;
+
+  kstate_block_attr_path (path, sizeof path, dev, attr);
+  fp = fopen (path, "r");
+  if (fp == NULL)
+    return -1;
+  if (fscanf (fp, "%lu", val) != 1) {
+    r = -1;
+    errno = EINVAL;
+  }
+  saved_errno = errno;
+  fclose (fp);
+  errno = saved_errno;
+  return r;
+}
+
+int
+kstate_write_block_attr (const char *dev, const char *attr,
+                         unsigned long val)
+{
+  char path[PATH_MAX];
+  FILE *fp;
+
+  kstate_block_attr_path (path, sizeof path, dev, attr);
+  fp = fopen (path, "w");
+  if (fp == NULL)
+    return -1;
+  /* sysfs reports a rejected value when the buffer is flushed. */
+  if (fprintf (fp, "%lu\n", val) < 0) {
+    int saved_errno = errno;
+    fclose (fp);
+    errno = saved_errno;
+    return -1;
+  }
+  return fclose (fp) == 0 ? 0 : -1;
+}
+
+long
+kstate_nbd_owner (const char *dev)
+{
+  unsigned long pid;
+
+  if (kstate_read_block_attr (dev, "pid", &pid) == 0)
+    return (long) pid;
+  return errno == ENOENT ? 0 : -1;
+}
+
+/* The backing file of /sys/block/NAME, without the newline; "" if none. */
+static void
+loop_backing_file (const char *name, char *file, size_t len)
+{
+  char path[PATH_MAX];
+  FILE *fp;
+
+  file[0] = '\0';
+  snprintf (path, sizeof path, "/sys/block/%s/loop/backing_file", name);
+  fp = fopen (path, "r");
+  if (fp == NULL)
+    return;
+  if (fgets (file, (int) len, fp) == NULL)
+    file[0] = '\0';
+  file[strcspn (file, "\n")] = '\0';
+  fclose (fp);
+}
+
+static bool
+backing_matches (const char *file, const char *backing, bool under_dir)
+{
+  size_t len = strlen (backing);
+
+  if (!under_dir)
+    return strcmp (file, backing) == 0;
+  return strncmp (file, backing, len) == 0 && file[len] == '/';
+}
+
+int
+kstate_for_each_loop (const char *backing, bool under_dir,
+                      int (*fn) (const char *dev, void *arg), void *arg)
+{
+  char file[PATH_MAX], dev[300];
+  struct dirent *e;
+  DIR *dir = opendir ("/sys/block");
+  int r = 0;
+
+  if (dir == NULL)
+    return 0;
+  while (r == 0 && (e = readdir (dir)) != NULL) {
+    if (strncmp (e->d_name, "loop", 4) != 0)
+      continue;
+    loop_backing_file (e->d_name, file, sizeof file);
+    if (file[0] && backing_matches (file, backing, under_dir)) {
+      snprintf (dev, sizeof dev, "/dev/%s", e->d_name);
+      r = fn (dev, arg);
+    }
+  }
+  closedir (dir);
+  return r;
+}
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void
+unescape_octal (char *s)
+{
+  char *out = s;
+
+  for (; *s; s++) {
+    if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0'
+        && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+      *out++ = (char) ((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+      s += 3;
+    }
+    else
+      *out++ = *s;
+  }
+  *out = '\0';
+}
+
+/* Split one mountinfo line into m; false if it does not parse. */
+static bool
+parse_mountinfo_line (char *line, struct kstate_mount *m)
+{
+  unsigned major, minor;
+  char *save = NULL, *field, *dir = NULL;
+
+  field = strtok_r (line, " ", &save);            /* mount id */
+  field = field ? strtok_r (NULL, " ", &save) : NULL;   /* parent id */
+  field = field ? strtok_r (NULL, " ", &save) : NULL;   /* major:minor */
+  if (field == NULL || sscanf (field, "%u:%u", &major, &minor) != 2)
+    return false;
+  field = strtok_r (NULL, " ", &save);            /* root */
+  dir = field ? strtok_r (NULL, " ", &save) : NULL;
+  if (dir == NULL)
+    return false;
+  while ((field = strtok_r (NULL, " ", &save)) != NULL
+         && strcmp (field, "-") != 0)
+    ;                                             /* options, tags */
+  field = field ? strtok_r (NULL, " ", &save) : NULL;
+  unescape_octal (dir);
+  m->dir = dir;
+  m->fstype = field ? field : "";
+  m->dev = makedev (major, minor);
+  return true;
+}
+
+int
+kstate_for_each_mount (int (*fn) (const struct kstate_mount *m, void *arg),
+                       void *arg)
+{
+  FILE *fp = fopen ("/proc/self/mountinfo", "r");
+  char *line = NULL;
+  size_t cap = 0;
+  struct kstate_mount m;
+  int r = 0;
+
+  if (fp == NULL)
+    return -1;
+  while (r == 0 && getline (&line, &cap, fp) != -1) {
+    line[strcspn (line, "\n")] = '\0';
+    if (parse_mountinfo_line (line, &m))
+      r = fn (&m, arg);
+  }
+  free (line);
+  fclose (fp);
+  return r;
+}
+
+struct mount_query {
+  const char *dir;
+  bool want_dev;
+  dev_t dev;
+};
+
+static int
+matches_query (const struct kstate_mount *m, void *arg)
+{
+  const struct mount_query *q = arg;
+
+  return strcmp (m->dir, q->dir) == 0 && (!q->want_dev || m->dev == q->dev);
+}
+
+bool
+kstate_is_mount_point (const char *dir)
+{
+  struct mount_query q = { .dir = dir };
+
+  return kstate_for_each_mount (matches_query, &q) == 1;
+}
+
+bool
+kstate_is_mounted_from (const char *dir, const char *dev)
+{
+  struct mount_query q = { .dir = dir, .want_dev = true };
+  struct stat st;
+
+  if (stat (dev, &st) == -1 || !S_ISBLK (st.st_mode))
+    return false;
+  q.dev = st.st_rdev;
+  return kstate_for_each_mount (matches_query, &q) == 1;
+}

@@ -1,0 +1,139 @@
+/* largeblock-run: what its files share -- the options, the run context
+ * with each disk's resources, and the attach back ends' operations.
+ *
+ * A struct run is the whole state of one largeblock-run process: every
+ * resource it may have created is recorded in it (and, for --cleanup, in
+ * the journal in its private directory) *before* the step that creates
+ * the resource starts, so that teardown knows everything that might
+ * exist whenever a signal arrives.  Teardown then asks the kernel what
+ * really exists (mount table, loop backing files, nbd pid attributes)
+ * and undoes only that.
+ *
+ * Single-threaded; signals are handled by proc.h's rules.
+ */
+#ifndef LARGEBLOCK_RUN_RUN_H
+#define LARGEBLOCK_RUN_RUN_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "geometry.h"
+
+#define PROG "largeblock-run"
+#define MAX_DISKS 16
+#define START_TIMEOUT_MS 30000
+#define BUSY_RETRIES 25          /* x 200 ms: a busy unmount gets 5 s */
+
+struct options {
+  const char *plugin;
+  const char *nbdkit;
+  const char *attach;
+  const char *mkfs;
+  const char *mkfs_options;
+  const char *mount_dir;        /* "" for a private temporary directory */
+  unsigned long fs_blksize;
+  unsigned disks;
+  bool verbose;
+  bool cleanup;                 /* --cleanup: remove what dead runs left */
+  char **params;
+  int nr_params;
+  char **command;
+};
+
+struct disk {
+  int idx;
+  char sock[PATH_MAX];
+  char server_pidfile[PATH_MAX];
+  char fuse_dir[PATH_MAX];
+  char fuse_pidfile[PATH_MAX];
+  char fuse_file[PATH_MAX];
+  char dev[64];                 /* the attached block device, "" if none */
+  char mnt[PATH_MAX];
+  char mnt_real[PATH_MAX];      /* mnt as the mount table names it */
+  pid_t server_pid;
+  pid_t fuse_pid;
+  pid_t nbd_client_pid;         /* the nbd-client whose connection is ours */
+  char nbd_trying[32];          /* device nbd-client may have connected */
+  bool fuse_started;            /* nbdfuse ran: fuse_dir may be mounted */
+  bool loop_started;            /* losetup ran: fuse_file may be attached */
+  bool mount_started;           /* mount ran: mnt may be mounted from dev */
+  bool mnt_is_ours;             /* we created the directory */
+};
+
+struct run;
+
+/* An attach back end: how an export becomes a block device.  attach
+ * records in d what it is about to create before creating it; detach
+ * undoes whatever attach may have done, however far it got, and is
+ * called during teardown only (signals do not interrupt it).
+ */
+struct attach_ops {
+  const char *name;
+  /* NULL if this back end can serve the run's geometry, else why not. */
+  const char *(*unavailable_reason) (struct run *run);
+  int (*attach) (struct run *run, struct disk *d);
+  int (*detach) (struct run *run, struct disk *d);
+};
+
+extern const struct attach_ops attach_loop_ops;
+extern const struct attach_ops attach_nbd_ops;
+
+struct run {
+  struct options opt;
+  struct lb_geometry geom;
+  const struct attach_ops *attach;
+  char workdir[PATH_MAX / 2];   /* leaves room for file names */
+  struct disk disks[MAX_DISKS];
+  unsigned nr_disks;            /* disks whose set-up began */
+};
+
+/* Messages shown with --verbose. */
+void verbose (const struct run *run, const char *fmt, ...)
+  __attribute__ ((format (printf, 2, 3)));
+
+/* Run a set-up helper to completion, its stdout hidden unless --verbose;
+ * a signal stops it.  0 if it exited 0, else prints why and -1.
+ */
+int run_step (struct run *run, char *const argv[]);
+
+/* The same for a teardown helper: signals do not interrupt it. */
+int run_teardown_step (struct run *run, char *const argv[]);
+
+/* Run a set-up helper, capturing the end of its stdout in out; a signal
+ * stops it.  Returns its wait status (see proc_wait), printing nothing.
+ */
+int run_step_capture (struct run *run, char *const argv[], char *out,
+                      size_t outlen);
+
+/* Start a daemon in its own process group and wait until it wrote its
+ * pid file.  *pid is recorded at once and stays the running child, or 0
+ * if it never started or already exited.  0 when ready; -1 if it failed
+ * (said why) or a signal was caught.
+ */
+int start_daemon (struct run *run, const char *what, char *const argv[],
+                  const char *pidfile, bool drop_caps, pid_t *pid);
+
+/* Check the kernel's logical block size for dev against the geometry. */
+int check_logical_blksize (const struct run *run, const char *dev);
+
+/* disk.c: set up disk d (server, attach, mkfs, mount); -1 on failure
+ * or a caught signal.  teardown_disk undoes whatever set-up may have
+ * done, however far it got; signals do not interrupt it.
+ */
+int set_up_disk (struct run *run, struct disk *d);
+int teardown_disk (struct run *run, struct disk *d);
+bool disk_is_mounted (const struct disk *d);
+
+/* journal.c: append one line to the run's journal (for --cleanup). */
+void journal_note (const struct run *run, const char *fmt, ...)
+  __attribute__ ((format (printf, 2, 3)));
+
+/* journal.c: start the journal in a new private directory. */
+int journal_start (const struct run *run);
+
+/* journal.c: --cleanup.  Returns the exit status. */
+int cleanup_dead_runs (const struct run *run);
+
+#endif /* LARGEBLOCK_RUN_RUN_H */

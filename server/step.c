@@ -1,0 +1,152 @@
+/* largeblock-run: how one set-up or teardown step runs a helper.
+ *
+ * Set-up helpers are stopped by a caught signal (the run then tears
+ * down); teardown helpers run to the end whatever arrives.  Helpers and
+ * daemons get a process group of their own, so a terminal's Ctrl-C does
+ * not reach them behind largeblock-run's back.  No state of its own.
+ */
+#include <config.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "kstate.h"
+#include "proc.h"
+#include "run.h"
+
+void
+verbose (const struct run *run, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (!run->opt.verbose)
+    return;
+  va_start (ap, fmt);
+  fprintf (stderr, PROG ": ");
+  vfprintf (stderr, fmt, ap);
+  fputc ('\n', stderr);
+  va_end (ap);
+}
+
+static void
+show_command (const struct run *run, char *const argv[])
+{
+  if (!run->opt.verbose)
+    return;
+  fprintf (stderr, PROG ": running");
+  for (int i = 0; argv[i]; i++)
+    fprintf (stderr, " %s", argv[i]);
+  fputc ('\n', stderr);
+}
+
+static int
+run_helper (struct run *run, char *const argv[], enum proc_on_signal on_signal)
+{
+  struct proc_spec spec = {
+    .argv = argv, .own_group = true,
+    .out = run->opt.verbose ? PROC_INHERIT : PROC_DEVNULL,
+  };
+  char how[64];
+  int status;
+  pid_t pid;
+
+  show_command (run, argv);
+  if (proc_spawn (&spec, &pid, NULL, NULL) == -1)
+    return -1;
+  status = proc_wait (&pid, on_signal, -1, NULL, 0);
+  if (proc_exited_zero (status))
+    return 0;
+  if (status != -1)
+    fprintf (stderr, PROG ": %s %s\n", argv[0],
+             proc_status_text (status, how, sizeof how));
+  return -1;
+}
+
+int
+run_step (struct run *run, char *const argv[])
+{
+  return run_helper (run, argv, PROC_STOP);
+}
+
+int
+run_teardown_step (struct run *run, char *const argv[])
+{
+  return run_helper (run, argv, PROC_FINISH);
+}
+
+int
+run_step_capture (struct run *run, char *const argv[], char *out,
+                  size_t outlen)
+{
+  struct proc_spec spec = { .argv = argv, .own_group = true,
+                            .out = PROC_PIPE };
+  int fd;
+  pid_t pid;
+
+  out[0] = '\0';
+  show_command (run, argv);
+  if (proc_spawn (&spec, &pid, &fd, NULL) == -1)
+    return -1;
+  return proc_wait (&pid, PROC_STOP, fd, out, outlen);
+}
+
+struct daemon_start {
+  const char *pidfile;
+  pid_t *pid;
+  bool died;
+};
+
+static bool
+ready_or_dead (void *arg)
+{
+  struct daemon_start *s = arg;
+  struct stat st;
+
+  if (stat (s->pidfile, &st) == 0 && st.st_size > 0)
+    return true;
+  s->died = proc_reaped (s->pid);
+  return s->died;
+}
+
+int
+start_daemon (struct run *run, const char *what, char *const argv[],
+              const char *pidfile, bool drop_caps, pid_t *pid)
+{
+  struct proc_spec spec = {
+    .argv = argv, .own_group = true, .drop_caps = drop_caps,
+    .out = run->opt.verbose ? PROC_INHERIT : PROC_DEVNULL,
+  };
+  struct daemon_start s = { .pidfile = pidfile, .pid = pid };
+  int r;
+
+  if (proc_spawn (&spec, pid, NULL, NULL) == -1)
+    return -1;
+  r = proc_poll_until (ready_or_dead, &s, START_TIMEOUT_MS, 10, true);
+  if (r == 1 && s.died)
+    fprintf (stderr, PROG ": %s exited before it was ready\n", what);
+  else if (r == 0)
+    fprintf (stderr, PROG ": %s not ready after %d s\n", what,
+             START_TIMEOUT_MS / 1000);
+  return r == 1 && !s.died ? 0 : -1;
+}
+
+int
+check_logical_blksize (const struct run *run, const char *dev)
+{
+  char path[PATH_MAX];
+  unsigned long got = 0;
+
+  if (kstate_read_block_attr (dev, "queue/logical_block_size", &got) == -1) {
+    kstate_block_attr_path (path, sizeof path, dev,
+                            "queue/logical_block_size");
+    fprintf (stderr, PROG ": cannot read %s: %m\n", path);
+    return -1;
+  }
+  if (got != run->geom.logical_bytes) {
+    fprintf (stderr, PROG ": %s: kernel logical block size is %lu, "
+             "logical-blksize is %u\n", dev, got, run->geom.logical_bytes);
+    return -1;
+  }
+  return 0;
+}

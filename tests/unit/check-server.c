@@ -1,0 +1,20 @@
+/* largeblock-run: runs the server/ Check suites (the process layer and
+ * the mkfs command builder); exit status is the number of failed tests
+ * (capped).  CK_TAP_LOG_FILE_NAME=- for TAP (tests/unit-server.tap).
+ */
+#include <config.h>
+
+#include "suites.h"
+
+int
+main (void)
+{
+  SRunner *sr = srunner_create (proc_suite ());
+  int failed;
+
+  srunner_add_suite (sr, mkfscmd_suite ());
+  srunner_run_all (sr, CK_ENV);
+  failed = srunner_ntests_failed (sr);
+  srunner_free (sr);
+  return failed > 100 ? 100 : failed;
+}
