@@ -7,10 +7,8 @@
 
 # The disk: parameters, geometry, alignment policy, the two stores and
 # their allocator, statistics.  Plugin, server, bench, tests, fuzz.
-# (lib_liblargeblock_la_SOURCES is initialised in Makefile.am: another
-# fragment appends to it.)
 noinst_LTLIBRARIES += lib/liblargeblock.la
-lib_liblargeblock_la_SOURCES += \
+lib_liblargeblock_la_SOURCES = \
 	lib/align.c lib/align.h \
 	lib/disk.c lib/disk.h \
 	lib/error.c lib/error.h \

@@ -23,16 +23,3 @@ docs/largeblock-run.1: docs/largeblock-run.pod
 systemdunitdir = $(prefix)/lib/systemd/system
 systemdunit_DATA = server/largeblock.socket server/largeblock.service
 EXTRA_DIST += $(systemdunit_DATA) docs/vm-testing.md
-
-# The server's units: the process layer and the mkfs command builder.
-check_PROGRAMS += tests/unit/check-server
-tests_unit_check_server_SOURCES = \
-	tests/unit/check-server.c \
-	tests/unit/check-mkfscmd.c \
-	tests/unit/check-proc.c \
-	server/mkfscmd.c server/proc.c
-tests_unit_check_server_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server
-tests_unit_check_server_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CAPNG_CFLAGS)
-tests_unit_check_server_LDADD = lib/liblargeblock.la $(CHECK_LIBS) $(CAPNG_LIBS)
-integration_tests += tests/unit-server.tap
-EXTRA_DIST += tests/unit-server.tap

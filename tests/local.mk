@@ -4,14 +4,14 @@
 # fuzz replay tests run are in fuzz/local.mk, bench/copy-cost in
 # bench/local.mk.)
 
-TESTS += tests/unit-lib.tap tests/stress-ramstore $(integration_tests)
-EXTRA_DIST += tests/unit-lib.tap tests/functions.sh tests/lbtest.py
+TESTS += tests/unit-lib.tap tests/unit-server.tap tests/stress-ramstore \
+	$(integration_tests)
+EXTRA_DIST += tests/unit-lib.tap tests/unit-server.tap tests/functions.sh \
+	tests/lbtest.py
 
 # ---- unit tests: one Check suite per lib/ module, one runner ----
-# (tests_unit_check_lib_SOURCES is initialised in Makefile.am: another
-# fragment appends to it.)
 check_PROGRAMS += tests/unit/check-lib
-tests_unit_check_lib_SOURCES += \
+tests_unit_check_lib_SOURCES = \
 	tests/unit/check-lib.c tests/unit/suites.h \
 	tests/unit/check-align.c \
 	tests/unit/check-extents.c \
@@ -25,6 +25,18 @@ tests_unit_check_lib_SOURCES += \
 tests_unit_check_lib_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_lib_LDADD = lib/liblargeblock.la lib/libpattern.la \
 	$(CHECK_LIBS)
+
+# ---- unit tests of server/: the process layer, the mkfs command line ----
+check_PROGRAMS += tests/unit/check-server
+tests_unit_check_server_SOURCES = \
+	tests/unit/check-server.c \
+	tests/unit/check-mkfscmd.c \
+	tests/unit/check-proc.c \
+	server/mkfscmd.c server/proc.c
+tests_unit_check_server_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server
+tests_unit_check_server_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CAPNG_CFLAGS)
+tests_unit_check_server_LDADD = lib/liblargeblock.la $(CHECK_LIBS) \
+	$(CAPNG_LIBS)
 
 check_PROGRAMS += tests/stress-ramstore
 tests_stress_ramstore_SOURCES = tests/stress-ramstore.c
