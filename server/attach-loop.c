@@ -120,6 +120,7 @@ nbdfuse_exited (void *arg)
 static int
 detach_loop (struct run *run, struct disk *d)
 {
+  bool was_mounted;
   int r = 0;
 
   /* Every loop device on our file, whatever losetup managed to say. */
@@ -130,13 +131,19 @@ detach_loop (struct run *run, struct disk *d)
     d->dev[0] = '\0';
   if (!d->fuse_started || r == -1)
     return r;
+  was_mounted = kstate_is_mount_point (d->fuse_dir);
   if (unmount_fuse (run, d) == -1)
     return -1;
-  /* After fusermount3 -u nbdfuse exits by itself. */
-  proc_poll_until (nbdfuse_exited, d, PROC_GRACE_MS, 10, false);
+  /* After fusermount3 -u nbdfuse exits by itself; one that never
+   * mounted (stopped while starting) is told to. */
+  if (was_mounted)
+    proc_poll_until (nbdfuse_exited, d, PROC_GRACE_MS, 10, false);
   if (d->fuse_pid > 0)
     verbose (run, "stopping nbdfuse (pid %d)", (int) d->fuse_pid);
   proc_stop ("nbdfuse", &d->fuse_pid);
+  /* It may have mounted while it was being stopped. */
+  if (unmount_fuse (run, d) == -1)
+    return -1;
   rmdir (d->fuse_dir);
   return 0;
 }
