@@ -3,7 +3,8 @@
  *
  * main: options, the export's description, the region, and the report
  * (a human table or JSON) with the exit code.  The probes live in
- * verify-probe.c, the write and verify phases in verify-integrity.c.
+ * verify-probe.c, the write and verify phases in verify-integrity.c, the
+ * report and its lock in report.c.
  */
 #include <config.h>
 
@@ -26,39 +27,7 @@
 #define MAX_CONNECTIONS 64u
 #define MAX_DEPTH 64u
 
-/* ---- report helpers shared with the other parts ---- */
-
-void
-report_probe (struct verify_report *rep, const char *name,
-              enum probe_result result, const char *fmt, ...)
-{
-  struct probe *p;
-  va_list ap;
-
-  if (rep->nr_probes == VERIFY_MAX_PROBES)
-    return;
-  p = &rep->probes[rep->nr_probes++];
-  snprintf (p->name, sizeof p->name, "%s", name);
-  p->result = result;
-  va_start (ap, fmt);
-  vsnprintf (p->detail, sizeof p->detail, fmt, ap);
-  va_end (ap);
-}
-
-void
-report_data_error (struct verify_report *rep, const char *fmt, ...)
-{
-  va_list ap;
-
-  pthread_mutex_lock (&rep->lock);
-  if (rep->nr_errors < VERIFY_MAX_ERRORS) {
-    va_start (ap, fmt);
-    vsnprintf (rep->errors[rep->nr_errors++], sizeof rep->errors[0], fmt, ap);
-    va_end (ap);
-  }
-  rep->nr_errors_total++;
-  pthread_mutex_unlock (&rep->lock);
-}
+/* ---- connections ---- */
 
 struct nbd_handle *
 verify_connect (const char *uri, bool strict)
@@ -289,7 +258,7 @@ choose_region (const struct verify_opts *o, struct verify_export *ex)
 static const char *const result_names[] = { "pass", "FAIL", "skip" };
 
 static int
-exit_code_of (const struct verify_report *rep)
+exit_code_of (const struct report_data *rep)
 {
   if (rep->nr_errors_total)
     return VERIFY_EXIT_DATA_ERROR;
@@ -314,7 +283,7 @@ yes_no (bool b)
 
 static void
 print_human (const struct verify_opts *o, const struct verify_export *ex,
-             const struct verify_report *rep, int code)
+             const struct report_data *rep, int code)
 {
   printf ("export             %s\n", o->uri);
   printf ("size               %" PRIu64 "\n", ex->size_bytes);
@@ -337,8 +306,8 @@ print_human (const struct verify_opts *o, const struct verify_export *ex,
             ex->block_bytes, o->connections, o->depth, rep->rounds_done);
     printf ("  requests         %" PRIu64 " writes (%" PRIu64 " bytes), %"
             PRIu64 " trims, %" PRIu64 " zeros, %" PRIu64 " failed\n",
-            rep->requests[0], rep->bytes_written, rep->requests[1],
-            rep->requests[2], rep->io_errors);
+            rep->writes, rep->bytes_written, rep->trims, rep->zeros,
+            rep->io_errors);
     printf ("  blocks          ");
     for (int c = 0; c < LB_PATTERN__COUNT; c++)
       printf (" %s %" PRIu64, lb_pattern_class_name (c),
@@ -380,7 +349,7 @@ json_bool (bool b)
 static void
 print_json_integrity (const struct verify_opts *o,
                       const struct verify_export *ex,
-                      const struct verify_report *rep)
+                      const struct report_data *rep)
 {
   printf (",\n \"integrity\": {\"seed\": %" PRIu64 ", \"offset\": %" PRIu64
           ", \"size\": %" PRIu64 ", \"block_size\": %" PRIu32
@@ -388,8 +357,7 @@ print_json_integrity (const struct verify_opts *o,
           ", \"zeros\": %" PRIu64 ", \"failed_requests\": %" PRIu64
           ",\n  \"blocks\": {", o->seed, ex->region_offset_bytes,
           ex->region_bytes, ex->block_bytes, rep->rounds_done,
-          rep->requests[0], rep->requests[1], rep->requests[2],
-          rep->io_errors);
+          rep->writes, rep->trims, rep->zeros, rep->io_errors);
   for (int c = 0; c < LB_PATTERN__COUNT; c++)
     printf ("%s\"%s\": %" PRIu64, c ? ", " : "", lb_pattern_class_name (c),
             rep->blocks_by_class[c]);
@@ -404,7 +372,7 @@ print_json_integrity (const struct verify_opts *o,
 
 static void
 print_json (const struct verify_opts *o, const struct verify_export *ex,
-            const struct verify_report *rep, int code)
+            const struct report_data *rep, int code)
 {
   printf ("{\"uri\": ");
   json_string (o->uri);
@@ -438,12 +406,12 @@ main (int argc, char **argv)
 {
   struct verify_opts opts;
   struct verify_export ex = { 0 };
-  static struct verify_report rep = { .misaligned_policy = "n/a" };
+  static struct report_data data;
+  struct verify_report *rep;
   struct nbd_handle *h;
   int code;
 
   parse_options (argc, argv, &opts);
-  pthread_mutex_init (&rep.lock, NULL);
   h = verify_connect (opts.uri, false);
   if (!h)
     return VERIFY_EXIT_FAILURE;
@@ -451,14 +419,24 @@ main (int argc, char **argv)
   if (opts.write && ex.read_only)
     usage_error ("%s is read-only: --write cannot write to it", opts.uri);
   choose_region (&opts, &ex);
-  verify_probes (&opts, &ex, &h, &rep);
-  nbd_close (h);
-  if (verify_integrity (&opts, &ex, &rep) == -1)
+  rep = report_new ();
+  if (!rep) {
+    fprintf (stderr, "largeblock-verify: out of memory\n");
+    nbd_close (h);
     return VERIFY_EXIT_FAILURE;
-  code = exit_code_of (&rep);
+  }
+  verify_probes (&opts, &ex, &h, rep);
+  nbd_close (h);
+  if (verify_integrity (&opts, &ex, rep) == -1) {
+    report_free (rep);
+    return VERIFY_EXIT_FAILURE;
+  }
+  report_read (rep, &data);
+  report_free (rep);
+  code = exit_code_of (&data);
   if (opts.json)
-    print_json (&opts, &ex, &rep, code);
+    print_json (&opts, &ex, &data, code);
   else
-    print_human (&opts, &ex, &rep, code);
+    print_human (&opts, &ex, &data, code);
   return code;
 }

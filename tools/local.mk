@@ -11,6 +11,8 @@ toolsbindir = $(bindir)
 toolsbin_PROGRAMS = tools/largeblock-verify
 tools_largeblock_verify_SOURCES = \
 	tools/largeblock-verify.c \
+	tools/report.c \
+	tools/report.h \
 	tools/verify-integrity.c \
 	tools/verify-probe.c \
 	tools/verify.h

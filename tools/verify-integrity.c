@@ -10,13 +10,15 @@
  *
  * Threads: one worker per connection per round, each with its own handle
  * and up to --depth requests in flight (libnbd's async API).  Workers only
- * read the plan and the expected-generation map; they write the report's
- * counters under report->lock.  The main thread joins them between rounds.
+ * read the plan and the expected-generation map; they record into the
+ * report only through its report_* functions, which do their own
+ * locking.  The main thread joins them between rounds.
  */
 #include <config.h>
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,10 +251,7 @@ check_read (struct run *run, const struct request *r, const uint8_t *buf,
       report_data_error (run->rep, "%s",
                          lb_pattern_describe (&key, &res, msg, sizeof msg));
   }
-  pthread_mutex_lock (&run->rep->lock);
-  for (int c = 0; c < LB_PATTERN__COUNT; c++)
-    run->rep->blocks_by_class[c] += counts[c];
-  pthread_mutex_unlock (&run->rep->lock);
+  report_blocks (run->rep, counts);
 }
 
 static void
@@ -261,23 +260,19 @@ complete (struct run *run, const struct request *r, const uint8_t *buf,
 {
   if (status == -1) {
     int err_no = nbd_get_errno ();
-    pthread_mutex_lock (&run->rep->lock);
-    run->rep->io_errors++;
-    pthread_mutex_unlock (&run->rep->lock);
-    report_data_error (run->rep, "%s of %" PRIu32 " bytes at %" PRIu64
-                       " failed: %s", op_name (r->op), r->count_bytes,
-                       run->ex->region_offset_bytes + r->rel_offset_bytes,
-                       strerror (err_no ? err_no : EIO));
+    report_io_error (run->rep, "%s of %" PRIu32 " bytes at %" PRIu64
+                     " failed: %s", op_name (r->op), r->count_bytes,
+                     run->ex->region_offset_bytes + r->rel_offset_bytes,
+                     strerror (err_no ? err_no : EIO));
   }
   else if (r->op == OP_READ)
     check_read (run, r, buf, scratch);
-  else {
-    pthread_mutex_lock (&run->rep->lock);
-    run->rep->requests[r->op]++;
-    if (r->op == OP_WRITE)
-      run->rep->bytes_written += r->count_bytes;
-    pthread_mutex_unlock (&run->rep->lock);
-  }
+  else if (r->op == OP_WRITE)
+    report_write_done (run->rep, r->count_bytes);
+  else if (r->op == OP_TRIM)
+    report_trim_done (run->rep);
+  else
+    report_zero_done (run->rep);
   atomic_fetch_add (&run->bytes_done, r->count_bytes);
 }
 
@@ -449,7 +444,7 @@ write_and_verify (struct run *run)
     if (!run->opts->verify_only && execute_plan (run, phase, started) == -1)
       return -1;
   }
-  run->rep->rounds_done = round - 1;
+  report_rounds_done (run->rep, round - 1);
   if (plan_reads (run) == -1)
     return -1;
   return execute_plan (run, "verify", started);
@@ -465,7 +460,7 @@ verify_integrity (const struct verify_opts *opts,
   };
   int ret = -1;
 
-  rep->integrity_run = true;
+  report_integrity_started (rep);
   run.expected_gen = calloc (run.nr_blocks, sizeof *run.expected_gen);
   if (!run.expected_gen)
     fprintf (stderr, "largeblock-verify: out of memory for %" PRIu64

@@ -72,7 +72,7 @@ reconnect_if_dead (struct probe_ctx *c)
 
   if (!is_disconnected (*c->h))
     return false;
-  c->rep->disconnects++;
+  report_disconnect (c->rep);
   fresh = verify_connect (c->opts->uri, false);
   if (fresh) {
     nbd_close (*c->h);
@@ -266,7 +266,7 @@ probe_all_misaligned (struct probe_ctx *c)
     report_probe (c->rep, "misaligned requests", PROBE_SKIP, m <= 1
                   ? "no minimum block size above 1: nothing is misaligned"
                   : "region smaller than 3 minimum blocks");
-    c->rep->misaligned_policy = "n/a";
+    report_misaligned_policy (c->rep, "n/a");
     return;
   }
   for (int w = 0; w <= (int) c->opts->write; w++) {
@@ -280,8 +280,9 @@ probe_all_misaligned (struct probe_ctx *c)
       broken += v[i] == MIS_BROKEN;
     }
   }
-  c->rep->misaligned_policy = broken ? "broken"
-    : c->served == 0 ? "refuse" : c->refused == 0 ? "serve" : "mixed";
+  report_misaligned_policy (c->rep, broken ? "broken"
+                            : c->served == 0 ? "refuse"
+                            : c->refused == 0 ? "serve" : "mixed");
 }
 
 void
