@@ -18,7 +18,7 @@
 #include "report.h"
 
 struct verify_report {
-  pthread_mutex_t lock;         /* guards data */
+  pthread_mutex_t lock; /* guards data */
   struct report_data data;
 };
 

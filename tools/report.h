@@ -31,17 +31,17 @@ struct probe {
 struct report_data {
   struct probe probes[VERIFY_MAX_PROBES];
   unsigned nr_probes;
-  const char *misaligned_policy;  /* "refuse", "serve", "mixed", "n/a" */
+  const char *misaligned_policy; /* "refuse", "serve", "mixed", "n/a" */
   unsigned disconnects;
 
   bool integrity_run;
   unsigned rounds_done;
-  uint64_t writes, trims, zeros;  /* requests that succeeded */
+  uint64_t writes, trims, zeros; /* requests that succeeded */
   uint64_t bytes_written;
   uint64_t blocks_by_class[LB_PATTERN__COUNT];
   uint64_t io_errors;
   char errors[VERIFY_MAX_ERRORS][192];
-  unsigned nr_errors;           /* stored, at most VERIFY_MAX_ERRORS */
+  unsigned nr_errors; /* stored, at most VERIFY_MAX_ERRORS */
   uint64_t nr_errors_total;
 };
 
@@ -66,8 +66,7 @@ void report_probe (struct verify_report *rep, const char *name,
 void report_disconnect (struct verify_report *rep);
 
 /* The probes' verdict on misaligned requests (a string constant). */
-void report_misaligned_policy (struct verify_report *rep,
-                               const char *policy);
+void report_misaligned_policy (struct verify_report *rep, const char *policy);
 
 /* The integrity phase has started, and how many rounds it covers. */
 void report_integrity_started (struct verify_report *rep);

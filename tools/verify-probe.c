@@ -33,7 +33,7 @@ struct probe_ctx {
   const struct verify_export *ex;
   struct nbd_handle **h;
   struct verify_report *rep;
-  uint8_t *expect, *got, *data;   /* each buffer_bytes long */
+  uint8_t *expect, *got, *data; /* each buffer_bytes long */
   uint64_t buffer_bytes;
   unsigned refused, served;
 };
@@ -44,7 +44,9 @@ fill_bytes (uint8_t *buf, uint64_t count, uint64_t tag)
   uint64_t x = tag * 0x9e3779b97f4a7c15ull + 1;
 
   for (uint64_t i = 0; i < count; i++) {
-    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
     buf[i] = (uint8_t) x;
   }
 }
@@ -104,7 +106,8 @@ aligned_probe_bytes (const struct verify_export *ex, uint32_t advertised,
                      uint32_t fallback)
 {
   uint64_t cap = ex->region_bytes < LIBNBD_MAX_REQUEST_BYTES
-    ? ex->region_bytes : LIBNBD_MAX_REQUEST_BYTES;
+    ? ex->region_bytes
+    : LIBNBD_MAX_REQUEST_BYTES;
   uint64_t count = advertised ? advertised : fallback;
 
   cap -= cap % ex->block_bytes;
@@ -134,8 +137,9 @@ probe_aligned (struct probe_ctx *c, uint32_t advertised, uint32_t fallback,
                     reconnect_if_dead (c) ? " (server disconnected)" : "");
       continue;
     }
-    if (w && (do_io (*c->h, false, c->got, count, base, &err_no) == -1 ||
-              memcmp (c->got, c->data, count) != 0)) {
+    if (w &&
+        (do_io (*c->h, false, c->got, count, base, &err_no) == -1 ||
+         memcmp (c->got, c->data, count) != 0)) {
       report_probe (c->rep, name, PROBE_FAIL, "read back differs");
       continue;
     }
@@ -170,12 +174,13 @@ probe_oversized (struct probe_ctx *c)
 
   for (int w = c->opts->write; w >= 0; w--) {
     char name[96];
-    snprintf (name, sizeof name, "%s %" PRIu64 " (above maximum)",
-              io_name (w), count);
+    snprintf (name, sizeof name, "%s %" PRIu64 " (above maximum)", io_name (w),
+              count);
     if (!oversized_probe_runs (c->ex)) {
-      report_probe (c->rep, name, PROBE_SKIP, c->ex->max_bytes == 0
-                    ? "no maximum advertised"
-                    : "above the region or libnbd's 64M limit");
+      report_probe (c->rep, name, PROBE_SKIP,
+                    c->ex->max_bytes == 0
+                      ? "no maximum advertised"
+                      : "above the region or libnbd's 64M limit");
       continue;
     }
     assert (count <= c->buffer_bytes);
@@ -190,8 +195,10 @@ probe_oversized (struct probe_ctx *c)
       report_probe (c->rep, name, PROBE_PASS, "refused: %s",
                     strerror (err_no));
     else
-      report_probe (c->rep, name, PROBE_FAIL, "refused with a wrong errno: "
-                    "%s", strerror (err_no));
+      report_probe (c->rep, name, PROBE_FAIL,
+                    "refused with a wrong errno: "
+                    "%s",
+                    strerror (err_no));
   }
 }
 
@@ -222,8 +229,9 @@ prepare_area (struct probe_ctx *c, uint64_t area_bytes, const char *name)
   if ((c->opts->write &&
        do_io (*c->h, true, c->expect, area_bytes, base, &err_no) == -1) ||
       do_io (*c->h, false, c->expect, area_bytes, base, &err_no) == -1) {
-    report_probe (c->rep, name, PROBE_FAIL, "aligned set-up of %" PRIu64
-                  " bytes failed: %s", area_bytes, strerror (err_no));
+    report_probe (c->rep, name, PROBE_FAIL,
+                  "aligned set-up of %" PRIu64 " bytes failed: %s", area_bytes,
+                  strerror (err_no));
     reconnect_if_dead (c);
     return -1;
   }
@@ -232,8 +240,8 @@ prepare_area (struct probe_ctx *c, uint64_t area_bytes, const char *name)
 
 /* The misaligned request itself failed: judge errno and the data. */
 static enum misaligned_verdict
-judge_refusal (struct probe_ctx *c, const char *name, bool write,
-               int err_no, bool changed)
+judge_refusal (struct probe_ctx *c, const char *name, bool write, int err_no,
+               bool changed)
 {
   if (changed) {
     report_probe (c->rep, name, PROBE_FAIL, "refused (%s) but data changed",
@@ -241,8 +249,10 @@ judge_refusal (struct probe_ctx *c, const char *name, bool write,
     return MIS_BROKEN;
   }
   if (err_no != EINVAL) {
-    report_probe (c->rep, name, PROBE_FAIL, "refused with a wrong errno: "
-                  "%s (expected EINVAL)", strerror (err_no));
+    report_probe (c->rep, name, PROBE_FAIL,
+                  "refused with a wrong errno: "
+                  "%s (expected EINVAL)",
+                  strerror (err_no));
     return MIS_BROKEN;
   }
   report_probe (c->rep, name, PROBE_PASS, "refused: EINVAL%s",
@@ -275,8 +285,8 @@ probe_misaligned (struct probe_ctx *c, bool write, uint64_t delta_bytes,
   if (prepare_area (c, area_bytes, name) == -1)
     return MIS_BROKEN;
   fill_bytes (c->data, count, delta_bytes + count);
-  r = do_io (*c->h, write, write ? c->data : c->got, count,
-             base + delta_bytes, &err_no);
+  r = do_io (*c->h, write, write ? c->data : c->got, count, base + delta_bytes,
+             &err_no);
   if (r == -1 && reconnect_if_dead (c)) {
     report_probe (c->rep, name, PROBE_FAIL, "server disconnected");
     return MIS_BROKEN;
@@ -287,8 +297,10 @@ probe_misaligned (struct probe_ctx *c, bool write, uint64_t delta_bytes,
                        memcmp (c->got, c->expect + delta_bytes, count) == 0)
       : judge_refusal (c, name, false, err_no, false);
   if (do_io (*c->h, false, c->got, area_bytes, base, &read_errno) == -1) {
-    report_probe (c->rep, name, PROBE_FAIL, "reading the area back failed: "
-                  "%s", strerror (read_errno));
+    report_probe (c->rep, name, PROBE_FAIL,
+                  "reading the area back failed: "
+                  "%s",
+                  strerror (read_errno));
     reconnect_if_dead (c);
     return MIS_BROKEN;
   }
@@ -296,8 +308,7 @@ probe_misaligned (struct probe_ctx *c, bool write, uint64_t delta_bytes,
     return judge_refusal (c, name, true, err_no,
                           memcmp (c->got, c->expect, area_bytes) != 0);
   memcpy (c->expect + delta_bytes, c->data, count);
-  return judge_service (c, name,
-                        memcmp (c->got, c->expect, area_bytes) == 0);
+  return judge_service (c, name, memcmp (c->got, c->expect, area_bytes) == 0);
 }
 
 static void
@@ -307,9 +318,10 @@ probe_all_misaligned (struct probe_ctx *c)
   unsigned broken = 0;
 
   if (!misaligned_probes_run (c->ex)) {
-    report_probe (c->rep, "misaligned requests", PROBE_SKIP, m <= 1
-                  ? "no minimum block size above 1: nothing is misaligned"
-                  : "region smaller than 3 minimum blocks");
+    report_probe (c->rep, "misaligned requests", PROBE_SKIP,
+                  m <= 1
+                    ? "no minimum block size above 1: nothing is misaligned"
+                    : "region smaller than 3 minimum blocks");
     report_misaligned_policy (c->rep, "n/a");
     return;
   }
@@ -324,9 +336,11 @@ probe_all_misaligned (struct probe_ctx *c)
       broken += v[i] == MIS_BROKEN;
     }
   }
-  report_misaligned_policy (c->rep, broken ? "broken"
-                            : c->served == 0 ? "refuse"
-                            : c->refused == 0 ? "serve" : "mixed");
+  report_misaligned_policy (c->rep,
+                            broken              ? "broken"
+                              : c->served == 0  ? "refuse"
+                              : c->refused == 0 ? "serve"
+                                                : "mixed");
 }
 
 /* The largest request any probe will make on this export and region. */
@@ -349,14 +363,18 @@ probe_buffer_bytes (const struct verify_export *ex)
 }
 
 void
-verify_probes (const struct verify_opts *opts,
-               const struct verify_export *ex, struct nbd_handle **h,
-               struct verify_report *rep)
+verify_probes (const struct verify_opts *opts, const struct verify_export *ex,
+               struct nbd_handle **h, struct verify_report *rep)
 {
   uint64_t bytes = probe_buffer_bytes (ex);
   struct probe_ctx c = {
-    .opts = opts, .ex = ex, .h = h, .rep = rep,
-    .expect = malloc (bytes), .got = malloc (bytes), .data = malloc (bytes),
+    .opts = opts,
+    .ex = ex,
+    .h = h,
+    .rep = rep,
+    .expect = malloc (bytes),
+    .got = malloc (bytes),
+    .data = malloc (bytes),
     .buffer_bytes = bytes,
   };
 
@@ -370,7 +388,7 @@ verify_probes (const struct verify_opts *opts,
   probe_aligned (&c, ex->max_bytes, MAXIMUM_FALLBACK_BYTES, "maximum");
   probe_oversized (&c);
   probe_all_misaligned (&c);
- out:
+out:
   free (c.expect);
   free (c.got);
   free (c.data);

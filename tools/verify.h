@@ -21,7 +21,7 @@ enum {
   VERIFY_EXIT_NONCONFORMANT = 1,
   VERIFY_EXIT_DATA_ERROR = 2,
   VERIFY_EXIT_USAGE = 3,
-  VERIFY_EXIT_FAILURE = 4,      /* could not connect or run */
+  VERIFY_EXIT_FAILURE = 4, /* could not connect or run */
 };
 
 struct verify_opts {
@@ -29,10 +29,10 @@ struct verify_opts {
   bool write;
   bool verify_only;
   bool json;
-  bool progress;                /* stderr is a TTY and not --json */
+  bool progress; /* stderr is a TTY and not --json */
   uint64_t seed;
   uint64_t offset_bytes;
-  uint64_t size_bytes;          /* 0: the default region */
+  uint64_t size_bytes; /* 0: the default region */
   unsigned connections;
   unsigned depth;
   unsigned rounds;
@@ -41,11 +41,11 @@ struct verify_opts {
 
 struct verify_export {
   uint64_t size_bytes;
-  uint32_t min_bytes;           /* as advertised; 0 when not advertised */
+  uint32_t min_bytes; /* as advertised; 0 when not advertised */
   uint32_t preferred_bytes;
   uint32_t max_bytes;
-  uint32_t block_bytes;         /* stamped block: max (minimum, 512) */
-  uint32_t io_max_bytes;        /* largest integrity request */
+  uint32_t block_bytes;  /* stamped block: max (minimum, 512) */
+  uint32_t io_max_bytes; /* largest integrity request */
   uint64_t region_offset_bytes;
   uint64_t region_bytes;
   bool read_only, can_trim, can_zero, can_flush, multi_conn;
