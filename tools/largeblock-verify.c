@@ -3,7 +3,8 @@
  *
  * main: options, the export's description, the region, and the report
  * (a human table or JSON) with the exit code.  The probes live in
- * verify-probe.c, the write and verify phases in verify-integrity.c.
+ * verify-probe.c, the write and verify phases in verify-integrity.c, the
+ * report and its lock in report.c.
  */
 #include <config.h>
 
@@ -21,44 +22,12 @@
 #include "verify.h"
 
 #define DEFAULT_REGION_BYTES (64ull << 20)
-#define DEFAULT_IO_MAX_BYTES (32u << 20)       /* NBD's usual limit */
-#define IO_MAX_CAP_BYTES (8u << 20)            /* buffer per request slot */
+#define DEFAULT_IO_MAX_BYTES (32u << 20) /* NBD's usual limit */
+#define IO_MAX_CAP_BYTES (8u << 20)      /* buffer per request slot */
 #define MAX_CONNECTIONS 64u
 #define MAX_DEPTH 64u
 
-/* ---- report helpers shared with the other parts ---- */
-
-void
-report_probe (struct verify_report *rep, const char *name,
-              enum probe_result result, const char *fmt, ...)
-{
-  struct probe *p;
-  va_list ap;
-
-  if (rep->nr_probes == VERIFY_MAX_PROBES)
-    return;
-  p = &rep->probes[rep->nr_probes++];
-  snprintf (p->name, sizeof p->name, "%s", name);
-  p->result = result;
-  va_start (ap, fmt);
-  vsnprintf (p->detail, sizeof p->detail, fmt, ap);
-  va_end (ap);
-}
-
-void
-report_data_error (struct verify_report *rep, const char *fmt, ...)
-{
-  va_list ap;
-
-  pthread_mutex_lock (&rep->lock);
-  if (rep->nr_errors < VERIFY_MAX_ERRORS) {
-    va_start (ap, fmt);
-    vsnprintf (rep->errors[rep->nr_errors++], sizeof rep->errors[0], fmt, ap);
-    va_end (ap);
-  }
-  rep->nr_errors_total++;
-  pthread_mutex_unlock (&rep->lock);
-}
+/* ---- connections ---- */
 
 struct nbd_handle *
 verify_connect (const char *uri, bool strict)
@@ -81,24 +50,25 @@ verify_connect (const char *uri, bool strict)
 static void
 usage (FILE *fp)
 {
-  fprintf (fp,
-"Usage: largeblock-verify [OPTIONS] NBD-URI\n"
-"Check an NBD export's block-size conformance and data integrity.\n"
-"\n"
-"  --write              allow writing (destroys the region's data)\n"
-"  --verify-only SEED   only re-check the data a --write run with SEED left\n"
-"  --seed SEED          seed of the write run (default: random, printed)\n"
-"  --offset OFFSET      start of the region (default 0)\n"
-"  --size SIZE          length of the region (default: up to 64M)\n"
-"  --connections N      connections in parallel (default 4)\n"
-"  --depth N            requests in flight per connection (default 8)\n"
-"  --rounds N           write rounds (default 4)\n"
-"  --duration SECONDS   keep adding rounds for this long (default 0)\n"
-"  --json               report in JSON\n"
-"  --help, --version\n"
-"\n"
-"Exit status: 0 ok, 1 non-conformant, 2 data error, 3 usage error,\n"
-"4 could not run.  See largeblock-verify(1).\n");
+  fprintf (
+    fp,
+    "Usage: largeblock-verify [OPTIONS] NBD-URI\n"
+    "Check an NBD export's block-size conformance and data integrity.\n"
+    "\n"
+    "  --write              allow writing (destroys the region's data)\n"
+    "  --verify-only SEED   only re-check the data a --write run with SEED left\n"
+    "  --seed SEED          seed of the write run (default: random, printed)\n"
+    "  --offset OFFSET      start of the region (default 0)\n"
+    "  --size SIZE          length of the region (default: up to 64M)\n"
+    "  --connections N      connections in parallel (default 4)\n"
+    "  --depth N            requests in flight per connection (default 8)\n"
+    "  --rounds N           write rounds (default 4)\n"
+    "  --duration SECONDS   keep adding rounds for this long (default 0)\n"
+    "  --json               report in JSON\n"
+    "  --help, --version\n"
+    "\n"
+    "Exit status: 0 ok, 1 non-conformant, 2 data error, 3 usage error,\n"
+    "4 could not run.  See largeblock-verify(1).\n");
 }
 
 static int
@@ -152,9 +122,20 @@ parse_seconds (const char *str)
   return v;
 }
 
-enum { OPT_WRITE = 256, OPT_VERIFY_ONLY, OPT_SEED, OPT_OFFSET, OPT_SIZE,
-       OPT_CONNECTIONS, OPT_DEPTH, OPT_ROUNDS, OPT_DURATION, OPT_JSON,
-       OPT_HELP, OPT_VERSION };
+enum {
+  OPT_WRITE = 256,
+  OPT_VERIFY_ONLY,
+  OPT_SEED,
+  OPT_OFFSET,
+  OPT_SIZE,
+  OPT_CONNECTIONS,
+  OPT_DEPTH,
+  OPT_ROUNDS,
+  OPT_DURATION,
+  OPT_JSON,
+  OPT_HELP,
+  OPT_VERSION
+};
 
 static const struct option long_options[] = {
   { "write", no_argument, NULL, OPT_WRITE },
@@ -185,7 +166,8 @@ parse_option (struct verify_opts *o, int c, bool *seed_given)
     o->seed = parse_u64 ("--seed", optarg, 0, UINT64_MAX);
     *seed_given = true;
     break;
-  case OPT_OFFSET: o->offset_bytes = parse_size_opt ("--offset", optarg);
+  case OPT_OFFSET:
+    o->offset_bytes = parse_size_opt ("--offset", optarg);
     break;
   case OPT_SIZE: o->size_bytes = parse_size_opt ("--size", optarg); break;
   case OPT_CONNECTIONS:
@@ -194,12 +176,14 @@ parse_option (struct verify_opts *o, int c, bool *seed_given)
   case OPT_DEPTH:
     o->depth = parse_u64 ("--depth", optarg, 1, MAX_DEPTH);
     break;
-  case OPT_ROUNDS: o->rounds = parse_u64 ("--rounds", optarg, 1, 1000000);
+  case OPT_ROUNDS:
+    o->rounds = parse_u64 ("--rounds", optarg, 1, 1000000);
     break;
   case OPT_DURATION: o->duration_s = parse_seconds (optarg); break;
   case OPT_JSON: o->json = true; break;
   case OPT_HELP: usage (stdout); exit (VERIFY_EXIT_OK);
-  case OPT_VERSION: printf ("largeblock-verify %s\n", PACKAGE_VERSION);
+  case OPT_VERSION:
+    printf ("largeblock-verify %s\n", PACKAGE_VERSION);
     exit (VERIFY_EXIT_OK);
   default: usage (stderr); exit (VERIFY_EXIT_USAGE);
   }
@@ -222,7 +206,8 @@ parse_options (int argc, char **argv, struct verify_opts *o)
   if (!o->write && !o->verify_only)
     usage_error ("refusing to write to %s: the probes and the integrity "
                  "test overwrite the region; pass --write to allow it, or "
-                 "--verify-only SEED to only read", o->uri);
+                 "--verify-only SEED to only read",
+                 o->uri);
   if (!seed_given)
     o->seed = (uint64_t) time (NULL) * 1000003u ^ (uint64_t) getpid ();
   o->progress = !o->json && isatty (STDERR_FILENO);
@@ -245,7 +230,8 @@ describe_export (struct nbd_handle *h, struct verify_export *ex)
   ex->preferred_bytes = block_size_of (h, LIBNBD_SIZE_PREFERRED);
   ex->max_bytes = block_size_of (h, LIBNBD_SIZE_MAXIMUM);
   ex->block_bytes = ex->min_bytes > LB_PATTERN_MIN_BLOCK_BYTES
-    ? ex->min_bytes : LB_PATTERN_MIN_BLOCK_BYTES;
+    ? ex->min_bytes
+    : LB_PATTERN_MIN_BLOCK_BYTES;
   ex->read_only = nbd_is_read_only (h) == 1;
   ex->can_trim = nbd_can_trim (h) == 1;
   ex->can_zero = nbd_can_zero (h) == 1;
@@ -260,8 +246,7 @@ choose_region (const struct verify_opts *o, struct verify_export *ex)
   uint64_t block = ex->block_bytes, avail, io_max;
 
   if (!lb_pattern_block_size_ok (ex->block_bytes))
-    usage_error ("minimum block size %" PRIu32 " is above 64k",
-                 ex->min_bytes);
+    usage_error ("minimum block size %" PRIu32 " is above 64k", ex->min_bytes);
   if (o->offset_bytes % block || o->offset_bytes >= ex->size_bytes)
     usage_error ("--offset %" PRIu64 " is not a multiple of the %" PRIu64
                  "-byte block inside the %" PRIu64 "-byte export",
@@ -269,12 +254,15 @@ choose_region (const struct verify_opts *o, struct verify_export *ex)
   avail = (ex->size_bytes - o->offset_bytes) / block * block;
   ex->region_offset_bytes = o->offset_bytes;
   ex->region_bytes = o->size_bytes ? o->size_bytes
-    : avail < DEFAULT_REGION_BYTES ? avail : DEFAULT_REGION_BYTES;
+    : avail < DEFAULT_REGION_BYTES ? avail
+                                   : DEFAULT_REGION_BYTES;
   if (ex->region_bytes % block || ex->region_bytes > avail ||
       ex->region_bytes == 0)
-    usage_error ("--size %" PRIu64 " is not a non-zero multiple of the %"
-                 PRIu64 "-byte block within the %" PRIu64 " bytes after "
-                 "--offset", ex->region_bytes, block, avail);
+    usage_error ("--size %" PRIu64
+                 " is not a non-zero multiple of the %" PRIu64
+                 "-byte block within the %" PRIu64 " bytes after "
+                 "--offset",
+                 ex->region_bytes, block, avail);
   io_max = ex->max_bytes ? ex->max_bytes : DEFAULT_IO_MAX_BYTES;
   io_max = io_max < IO_MAX_CAP_BYTES ? io_max : IO_MAX_CAP_BYTES;
   /* at least eight requests per round, so offsets vary in small regions */
@@ -289,7 +277,7 @@ choose_region (const struct verify_opts *o, struct verify_export *ex)
 static const char *const result_names[] = { "pass", "FAIL", "skip" };
 
 static int
-exit_code_of (const struct verify_report *rep)
+exit_code_of (const struct report_data *rep)
 {
   if (rep->nr_errors_total)
     return VERIFY_EXIT_DATA_ERROR;
@@ -302,8 +290,9 @@ exit_code_of (const struct verify_report *rep)
 static const char *
 verdict_of (int code)
 {
-  return code == VERIFY_EXIT_OK ? "ok"
-    : code == VERIFY_EXIT_NONCONFORMANT ? "non-conformant" : "data error";
+  return code == VERIFY_EXIT_OK         ? "ok"
+    : code == VERIFY_EXIT_NONCONFORMANT ? "non-conformant"
+                                        : "data error";
 }
 
 static const char *
@@ -314,16 +303,16 @@ yes_no (bool b)
 
 static void
 print_human (const struct verify_opts *o, const struct verify_export *ex,
-             const struct verify_report *rep, int code)
+             const struct report_data *rep, int code)
 {
   printf ("export             %s\n", o->uri);
   printf ("size               %" PRIu64 "\n", ex->size_bytes);
   printf ("block sizes        minimum %" PRIu32 ", preferred %" PRIu32
-          ", maximum %" PRIu32 " (0: not advertised)\n", ex->min_bytes,
-          ex->preferred_bytes, ex->max_bytes);
+          ", maximum %" PRIu32 " (0: not advertised)\n",
+          ex->min_bytes, ex->preferred_bytes, ex->max_bytes);
   printf ("features           trim %s, zero %s, flush %s, multi-conn %s\n",
-          yes_no (ex->can_trim), yes_no (ex->can_zero),
-          yes_no (ex->can_flush), yes_no (ex->multi_conn));
+          yes_no (ex->can_trim), yes_no (ex->can_zero), yes_no (ex->can_flush),
+          yes_no (ex->multi_conn));
   printf ("conformance\n");
   for (unsigned i = 0; i < rep->nr_probes; i++)
     printf ("  %-4s  %-40s %s\n", result_names[rep->probes[i].result],
@@ -333,12 +322,14 @@ print_human (const struct verify_opts *o, const struct verify_export *ex,
   if (rep->integrity_run) {
     printf ("integrity          seed %" PRIu64 ", region %" PRIu64 "+%" PRIu64
             ", %" PRIu32 "-byte blocks, %u connections x %u deep, %u rounds"
-            "\n", o->seed, ex->region_offset_bytes, ex->region_bytes,
+            "\n",
+            o->seed, ex->region_offset_bytes, ex->region_bytes,
             ex->block_bytes, o->connections, o->depth, rep->rounds_done);
-    printf ("  requests         %" PRIu64 " writes (%" PRIu64 " bytes), %"
-            PRIu64 " trims, %" PRIu64 " zeros, %" PRIu64 " failed\n",
-            rep->requests[0], rep->bytes_written, rep->requests[1],
-            rep->requests[2], rep->io_errors);
+    printf ("  requests         %" PRIu64 " writes (%" PRIu64
+            " bytes), %" PRIu64 " trims, %" PRIu64 " zeros, %" PRIu64
+            " failed\n",
+            rep->writes, rep->bytes_written, rep->trims, rep->zeros,
+            rep->io_errors);
     printf ("  blocks          ");
     for (int c = 0; c < LB_PATTERN__COUNT; c++)
       printf (" %s %" PRIu64, lb_pattern_class_name (c),
@@ -380,15 +371,15 @@ json_bool (bool b)
 static void
 print_json_integrity (const struct verify_opts *o,
                       const struct verify_export *ex,
-                      const struct verify_report *rep)
+                      const struct report_data *rep)
 {
   printf (",\n \"integrity\": {\"seed\": %" PRIu64 ", \"offset\": %" PRIu64
           ", \"size\": %" PRIu64 ", \"block_size\": %" PRIu32
           ", \"rounds\": %u, \"writes\": %" PRIu64 ", \"trims\": %" PRIu64
           ", \"zeros\": %" PRIu64 ", \"failed_requests\": %" PRIu64
-          ",\n  \"blocks\": {", o->seed, ex->region_offset_bytes,
-          ex->region_bytes, ex->block_bytes, rep->rounds_done,
-          rep->requests[0], rep->requests[1], rep->requests[2],
+          ",\n  \"blocks\": {",
+          o->seed, ex->region_offset_bytes, ex->region_bytes, ex->block_bytes,
+          rep->rounds_done, rep->writes, rep->trims, rep->zeros,
           rep->io_errors);
   for (int c = 0; c < LB_PATTERN__COUNT; c++)
     printf ("%s\"%s\": %" PRIu64, c ? ", " : "", lb_pattern_class_name (c),
@@ -404,29 +395,30 @@ print_json_integrity (const struct verify_opts *o,
 
 static void
 print_json (const struct verify_opts *o, const struct verify_export *ex,
-            const struct verify_report *rep, int code)
+            const struct report_data *rep, int code)
 {
   printf ("{\"uri\": ");
   json_string (o->uri);
   printf (", \"size\": %" PRIu64 ",\n \"block_size\": {\"minimum\": %" PRIu32
           ", \"preferred\": %" PRIu32 ", \"maximum\": %" PRIu32 "},\n"
-          " \"probes\": [", ex->size_bytes, ex->min_bytes,
-          ex->preferred_bytes, ex->max_bytes);
+          " \"probes\": [",
+          ex->size_bytes, ex->min_bytes, ex->preferred_bytes, ex->max_bytes);
   for (unsigned i = 0; i < rep->nr_probes; i++) {
     printf ("%s\n  {\"name\": ", i ? "," : "");
     json_string (rep->probes[i].name);
     printf (", \"result\": \"%s\", \"detail\": ",
-            rep->probes[i].result == PROBE_PASS ? "pass"
-            : rep->probes[i].result == PROBE_FAIL ? "fail" : "skip");
+            rep->probes[i].result == PROBE_PASS     ? "pass"
+              : rep->probes[i].result == PROBE_FAIL ? "fail"
+                                                    : "skip");
     json_string (rep->probes[i].detail);
     printf ("}");
   }
   printf ("],\n \"features\": {\"trim\": %s, \"zero\": %s, \"flush\": %s, "
           "\"multi_conn\": %s},\n \"misaligned_policy\": \"%s\", "
-          "\"disconnects\": %u", json_bool (ex->can_trim),
-          json_bool (ex->can_zero), json_bool (ex->can_flush),
-          json_bool (ex->multi_conn), rep->misaligned_policy,
-          rep->disconnects);
+          "\"disconnects\": %u",
+          json_bool (ex->can_trim), json_bool (ex->can_zero),
+          json_bool (ex->can_flush), json_bool (ex->multi_conn),
+          rep->misaligned_policy, rep->disconnects);
   if (rep->integrity_run)
     print_json_integrity (o, ex, rep);
   printf (",\n \"result\": \"%s\", \"exit_code\": %d}\n", verdict_of (code),
@@ -438,12 +430,12 @@ main (int argc, char **argv)
 {
   struct verify_opts opts;
   struct verify_export ex = { 0 };
-  static struct verify_report rep = { .misaligned_policy = "n/a" };
+  static struct report_data data;
+  struct verify_report *rep;
   struct nbd_handle *h;
   int code;
 
   parse_options (argc, argv, &opts);
-  pthread_mutex_init (&rep.lock, NULL);
   h = verify_connect (opts.uri, false);
   if (!h)
     return VERIFY_EXIT_FAILURE;
@@ -451,14 +443,24 @@ main (int argc, char **argv)
   if (opts.write && ex.read_only)
     usage_error ("%s is read-only: --write cannot write to it", opts.uri);
   choose_region (&opts, &ex);
-  verify_probes (&opts, &ex, &h, &rep);
-  nbd_close (h);
-  if (verify_integrity (&opts, &ex, &rep) == -1)
+  rep = report_new ();
+  if (!rep) {
+    fprintf (stderr, "largeblock-verify: out of memory\n");
+    nbd_close (h);
     return VERIFY_EXIT_FAILURE;
-  code = exit_code_of (&rep);
+  }
+  verify_probes (&opts, &ex, &h, rep);
+  nbd_close (h);
+  if (verify_integrity (&opts, &ex, rep) == -1) {
+    report_free (rep);
+    return VERIFY_EXIT_FAILURE;
+  }
+  report_read (rep, &data);
+  report_free (rep);
+  code = exit_code_of (&data);
   if (opts.json)
-    print_json (&opts, &ex, &rep, code);
+    print_json (&opts, &ex, &data, code);
   else
-    print_human (&opts, &ex, &rep, code);
+    print_human (&opts, &ex, &data, code);
   return code;
 }

@@ -3,6 +3,8 @@
 bin_PROGRAMS += tools/largeblock-verify
 tools_largeblock_verify_SOURCES = \
 	tools/largeblock-verify.c \
+	tools/report.c \
+	tools/report.h \
 	tools/verify-integrity.c \
 	tools/verify-probe.c \
 	tools/verify.h

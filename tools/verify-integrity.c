@@ -10,13 +10,15 @@
  *
  * Threads: one worker per connection per round, each with its own handle
  * and up to --depth requests in flight (libnbd's async API).  Workers only
- * read the plan and the expected-generation map; they write the report's
- * counters under report->lock.  The main thread joins them between rounds.
+ * read the plan and the expected-generation map; they record into the
+ * report only through its report_* functions, which do their own
+ * locking.  The main thread joins them between rounds.
  */
 #include <config.h>
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,12 +28,12 @@
 
 #include "verify.h"
 
-#define GEN_TRIMMED UINT32_MAX  /* zeros or any older content of the block */
+#define GEN_TRIMMED UINT32_MAX /* zeros or any older content of the block */
 
 enum op { OP_WRITE, OP_TRIM, OP_ZERO, OP_READ };
 
 struct request {
-  uint64_t rel_offset_bytes;    /* from the start of the region */
+  uint64_t rel_offset_bytes; /* from the start of the region */
   uint32_t count_bytes;
   uint32_t generation;
   enum op op;
@@ -47,9 +49,9 @@ struct run {
   const struct verify_export *ex;
   struct verify_report *rep;
   struct nbd_handle **handles;
-  uint32_t *expected_gen;       /* per stamped block of the region */
+  uint32_t *expected_gen; /* per stamped block of the region */
   uint64_t nr_blocks;
-  struct plan plan;             /* the round being executed */
+  struct plan plan; /* the round being executed */
   atomic_uint_fast64_t bytes_done;
   atomic_uint workers_done;
 };
@@ -61,7 +63,7 @@ struct worker {
 };
 
 struct slot {
-  int64_t cookie;               /* 0: free */
+  int64_t cookie; /* 0: free */
   size_t req_idx;
   uint8_t *buf;
 };
@@ -114,8 +116,10 @@ plan_add (struct plan *p, uint64_t rel, uint64_t count, enum op op,
     p->cap = cap;
   }
   p->reqs[p->nr++] = (struct request) {
-    .rel_offset_bytes = rel, .count_bytes = (uint32_t) count,
-    .generation = generation, .op = op,
+    .rel_offset_bytes = rel,
+    .count_bytes = (uint32_t) count,
+    .generation = generation,
+    .op = op,
   };
   return 0;
 }
@@ -137,7 +141,8 @@ expect_range (struct run *run, const struct request *r)
   uint64_t first = r->rel_offset_bytes / run->ex->block_bytes;
   uint64_t n = r->count_bytes / run->ex->block_bytes;
   uint32_t gen = r->op == OP_WRITE ? r->generation
-    : r->op == OP_TRIM ? GEN_TRIMMED : 0;
+    : r->op == OP_TRIM             ? GEN_TRIMMED
+                                   : 0;
 
   for (uint64_t b = first; b < first + n; b++)
     run->expected_gen[b] = gen;
@@ -198,8 +203,10 @@ issue (struct run *run, struct nbd_handle *h, const struct request *r,
   const struct verify_export *ex = run->ex;
   uint64_t off = ex->region_offset_bytes + r->rel_offset_bytes;
   struct lb_pattern_key key = {
-    .seed = run->opts->seed, .offset_bytes = off,
-    .generation = r->generation, .block_bytes = ex->block_bytes,
+    .seed = run->opts->seed,
+    .offset_bytes = off,
+    .generation = r->generation,
+    .block_bytes = ex->block_bytes,
   };
 
   if (r->op == OP_READ)
@@ -234,7 +241,8 @@ check_read (struct run *run, const struct request *r, const uint8_t *buf,
     uint64_t idx = (r->rel_offset_bytes + done) / block;
     uint32_t gen = run->expected_gen[idx];
     struct lb_pattern_key key = {
-      .seed = run->opts->seed, .block_bytes = block,
+      .seed = run->opts->seed,
+      .block_bytes = block,
       .offset_bytes = run->ex->region_offset_bytes + idx * block,
       .generation = gen == GEN_TRIMMED ? 0 : gen,
     };
@@ -243,16 +251,13 @@ check_read (struct run *run, const struct request *r, const uint8_t *buf,
     enum lb_pattern_class cls = lb_pattern_check (&key, buf + done, scratch,
                                                   &res);
     if (gen == GEN_TRIMMED && cls == LB_PATTERN_STALE)
-      cls = LB_PATTERN_GOOD;            /* a trim may leave old data */
+      cls = LB_PATTERN_GOOD; /* a trim may leave old data */
     counts[cls]++;
     if (cls != LB_PATTERN_GOOD)
       report_data_error (run->rep, "%s",
                          lb_pattern_describe (&key, &res, msg, sizeof msg));
   }
-  pthread_mutex_lock (&run->rep->lock);
-  for (int c = 0; c < LB_PATTERN__COUNT; c++)
-    run->rep->blocks_by_class[c] += counts[c];
-  pthread_mutex_unlock (&run->rep->lock);
+  report_blocks (run->rep, counts);
 }
 
 static void
@@ -261,23 +266,20 @@ complete (struct run *run, const struct request *r, const uint8_t *buf,
 {
   if (status == -1) {
     int err_no = nbd_get_errno ();
-    pthread_mutex_lock (&run->rep->lock);
-    run->rep->io_errors++;
-    pthread_mutex_unlock (&run->rep->lock);
-    report_data_error (run->rep, "%s of %" PRIu32 " bytes at %" PRIu64
-                       " failed: %s", op_name (r->op), r->count_bytes,
-                       run->ex->region_offset_bytes + r->rel_offset_bytes,
-                       strerror (err_no ? err_no : EIO));
+    report_io_error (run->rep,
+                     "%s of %" PRIu32 " bytes at %" PRIu64 " failed: %s",
+                     op_name (r->op), r->count_bytes,
+                     run->ex->region_offset_bytes + r->rel_offset_bytes,
+                     strerror (err_no ? err_no : EIO));
   }
   else if (r->op == OP_READ)
     check_read (run, r, buf, scratch);
-  else {
-    pthread_mutex_lock (&run->rep->lock);
-    run->rep->requests[r->op]++;
-    if (r->op == OP_WRITE)
-      run->rep->bytes_written += r->count_bytes;
-    pthread_mutex_unlock (&run->rep->lock);
-  }
+  else if (r->op == OP_WRITE)
+    report_write_done (run->rep, r->count_bytes);
+  else if (r->op == OP_TRIM)
+    report_trim_done (run->rep);
+  else
+    report_zero_done (run->rep);
   atomic_fetch_add (&run->bytes_done, r->count_bytes);
 }
 
@@ -399,8 +401,8 @@ execute_plan (struct run *run, const char *phase, double started)
   atomic_store (&run->workers_done, 0);
   for (unsigned c = 0; c < n; c++) {
     workers[c] = (struct worker) { .run = run, .conn_idx = c };
-    if (pthread_create (&workers[c].thread, NULL, worker_main,
-                        &workers[c]) != 0)
+    if (pthread_create (&workers[c].thread, NULL, worker_main, &workers[c]) !=
+        0)
       break;
     started_workers++;
   }
@@ -449,7 +451,7 @@ write_and_verify (struct run *run)
     if (!run->opts->verify_only && execute_plan (run, phase, started) == -1)
       return -1;
   }
-  run->rep->rounds_done = round - 1;
+  report_rounds_done (run->rep, round - 1);
   if (plan_reads (run) == -1)
     return -1;
   return execute_plan (run, "verify", started);
@@ -460,16 +462,19 @@ verify_integrity (const struct verify_opts *opts,
                   const struct verify_export *ex, struct verify_report *rep)
 {
   struct run run = {
-    .opts = opts, .ex = ex, .rep = rep,
+    .opts = opts,
+    .ex = ex,
+    .rep = rep,
     .nr_blocks = ex->region_bytes / ex->block_bytes,
   };
   int ret = -1;
 
-  rep->integrity_run = true;
+  report_integrity_started (rep);
   run.expected_gen = calloc (run.nr_blocks, sizeof *run.expected_gen);
   if (!run.expected_gen)
-    fprintf (stderr, "largeblock-verify: out of memory for %" PRIu64
-             " blocks\n", run.nr_blocks);
+    fprintf (stderr,
+             "largeblock-verify: out of memory for %" PRIu64 " blocks\n",
+             run.nr_blocks);
   else if (open_connections (&run) == 0 && write_and_verify (&run) == 0)
     ret = 0;
   else

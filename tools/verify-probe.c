@@ -4,11 +4,14 @@
  * must succeed; requests above the maximum must be refused; misaligned
  * requests must be either refused with EINVAL, touching nothing, or served
  * correctly.  The probes use the first bytes of the region and a handle
- * with libnbd's own checks switched off, so the server decides.
+ * with libnbd's own checks switched off, so the server decides.  The
+ * three buffers are as long as the largest request the probes will make
+ * on this export and region (probe_buffer_bytes), not libnbd's limit.
  * Single-threaded: runs on the main thread before the integrity phase.
  */
 #include <config.h>
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,6 +21,10 @@
 #include "verify.h"
 
 #define LIBNBD_MAX_REQUEST_BYTES (64u << 20)
+/* what the aligned probes use when the export advertises no size */
+#define MINIMUM_FALLBACK_BYTES LB_PATTERN_MIN_BLOCK_BYTES
+#define PREFERRED_FALLBACK_BYTES 4096u
+#define MAXIMUM_FALLBACK_BYTES (32u << 20)
 
 enum misaligned_verdict { MIS_REFUSED, MIS_SERVED, MIS_BROKEN, MIS_SKIPPED };
 
@@ -26,7 +33,8 @@ struct probe_ctx {
   const struct verify_export *ex;
   struct nbd_handle **h;
   struct verify_report *rep;
-  uint8_t *expect, *got, *data;   /* each probe_buffer_bytes long */
+  uint8_t *expect, *got, *data; /* each buffer_bytes long */
+  uint64_t buffer_bytes;
   unsigned refused, served;
 };
 
@@ -36,7 +44,9 @@ fill_bytes (uint8_t *buf, uint64_t count, uint64_t tag)
   uint64_t x = tag * 0x9e3779b97f4a7c15ull + 1;
 
   for (uint64_t i = 0; i < count; i++) {
-    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
     buf[i] = (uint8_t) x;
   }
 }
@@ -72,7 +82,7 @@ reconnect_if_dead (struct probe_ctx *c)
 
   if (!is_disconnected (*c->h))
     return false;
-  c->rep->disconnects++;
+  report_disconnect (c->rep);
   fresh = verify_connect (c->opts->uri, false);
   if (fresh) {
     nbd_close (*c->h);
@@ -87,23 +97,20 @@ io_name (bool write)
   return write ? "write" : "read";
 }
 
-/* The size to probe for one advertised block size: the NBD default when
- * not advertised, capped by the region and libnbd's request limit; the
- * label says which.
+/* The size to probe for one advertised block size: the NBD default
+ * (fallback) when not advertised, capped by the region and libnbd's
+ * request limit.
  */
 static uint64_t
-aligned_probe_bytes (const struct probe_ctx *c, uint32_t advertised,
-                     uint32_t fallback, const char *what, char *label,
-                     size_t label_len)
+aligned_probe_bytes (const struct verify_export *ex, uint32_t advertised,
+                     uint32_t fallback)
 {
-  uint64_t cap = c->ex->region_bytes < LIBNBD_MAX_REQUEST_BYTES
-    ? c->ex->region_bytes : LIBNBD_MAX_REQUEST_BYTES;
+  uint64_t cap = ex->region_bytes < LIBNBD_MAX_REQUEST_BYTES
+    ? ex->region_bytes
+    : LIBNBD_MAX_REQUEST_BYTES;
   uint64_t count = advertised ? advertised : fallback;
 
-  cap -= cap % c->ex->block_bytes;
-  snprintf (label, label_len, "%s%s%s", what,
-            advertised ? "" : ", not advertised",
-            count > cap ? ", capped" : "");
+  cap -= cap % ex->block_bytes;
   return count > cap ? cap : count;
 }
 
@@ -113,10 +120,13 @@ probe_aligned (struct probe_ctx *c, uint32_t advertised, uint32_t fallback,
 {
   uint64_t base = c->ex->region_offset_bytes;
   char label[64], name[96];
-  uint64_t count = aligned_probe_bytes (c, advertised, fallback, what, label,
-                                        sizeof label);
+  uint64_t count = aligned_probe_bytes (c->ex, advertised, fallback);
+  bool capped = count < (advertised ? advertised : fallback);
   int err_no;
 
+  assert (count <= c->buffer_bytes);
+  snprintf (label, sizeof label, "%s%s%s", what,
+            advertised ? "" : ", not advertised", capped ? ", capped" : "");
   for (int w = c->opts->write; w >= 0; w--) {
     snprintf (name, sizeof name, "%s %" PRIu64 " (%s)", io_name (w), count,
               label);
@@ -127,8 +137,9 @@ probe_aligned (struct probe_ctx *c, uint32_t advertised, uint32_t fallback,
                     reconnect_if_dead (c) ? " (server disconnected)" : "");
       continue;
     }
-    if (w && (do_io (*c->h, false, c->got, count, base, &err_no) == -1 ||
-              memcmp (c->got, c->data, count) != 0)) {
+    if (w &&
+        (do_io (*c->h, false, c->got, count, base, &err_no) == -1 ||
+         memcmp (c->got, c->data, count) != 0)) {
       report_probe (c->rep, name, PROBE_FAIL, "read back differs");
       continue;
     }
@@ -136,23 +147,43 @@ probe_aligned (struct probe_ctx *c, uint32_t advertised, uint32_t fallback,
   }
 }
 
+/* One block above the advertised maximum. */
+static uint64_t
+oversized_probe_bytes (const struct verify_export *ex)
+{
+  return (uint64_t) ex->max_bytes + ex->block_bytes;
+}
+
+/* Whether there is a maximum, and a request above it fits the region
+ * and libnbd.
+ */
+static bool
+oversized_probe_runs (const struct verify_export *ex)
+{
+  uint64_t count = oversized_probe_bytes (ex);
+
+  return ex->max_bytes != 0 && count <= ex->region_bytes &&
+    count <= LIBNBD_MAX_REQUEST_BYTES;
+}
+
 static void
 probe_oversized (struct probe_ctx *c)
 {
-  uint64_t count = (uint64_t) c->ex->max_bytes + c->ex->block_bytes;
+  uint64_t count = oversized_probe_bytes (c->ex);
   int err_no;
 
   for (int w = c->opts->write; w >= 0; w--) {
     char name[96];
-    snprintf (name, sizeof name, "%s %" PRIu64 " (above maximum)",
-              io_name (w), count);
-    if (c->ex->max_bytes == 0 || count > c->ex->region_bytes ||
-        count > LIBNBD_MAX_REQUEST_BYTES) {
-      report_probe (c->rep, name, PROBE_SKIP, c->ex->max_bytes == 0
-                    ? "no maximum advertised"
-                    : "above the region or libnbd's 64M limit");
+    snprintf (name, sizeof name, "%s %" PRIu64 " (above maximum)", io_name (w),
+              count);
+    if (!oversized_probe_runs (c->ex)) {
+      report_probe (c->rep, name, PROBE_SKIP,
+                    c->ex->max_bytes == 0
+                      ? "no maximum advertised"
+                      : "above the region or libnbd's 64M limit");
       continue;
     }
+    assert (count <= c->buffer_bytes);
     fill_bytes (c->data, count, count);
     if (do_io (*c->h, w, c->data, count, c->ex->region_offset_bytes,
                &err_no) == 0)
@@ -164,9 +195,27 @@ probe_oversized (struct probe_ctx *c)
       report_probe (c->rep, name, PROBE_PASS, "refused: %s",
                     strerror (err_no));
     else
-      report_probe (c->rep, name, PROBE_FAIL, "refused with a wrong errno: "
-                    "%s", strerror (err_no));
+      report_probe (c->rep, name, PROBE_FAIL,
+                    "refused with a wrong errno: "
+                    "%s",
+                    strerror (err_no));
   }
+}
+
+/* The misaligned probes work in an area of three minimum blocks at the
+ * start of the region; their requests stay inside it.
+ */
+static uint64_t
+misaligned_area_bytes (const struct verify_export *ex)
+{
+  return 3 * (uint64_t) ex->min_bytes;
+}
+
+/* Whether anything can be misaligned, and the area fits the region. */
+static bool
+misaligned_probes_run (const struct verify_export *ex)
+{
+  return ex->min_bytes > 1 && misaligned_area_bytes (ex) <= ex->region_bytes;
 }
 
 /* Put the area's known content in c->expect (writing it with --write). */
@@ -180,8 +229,9 @@ prepare_area (struct probe_ctx *c, uint64_t area_bytes, const char *name)
   if ((c->opts->write &&
        do_io (*c->h, true, c->expect, area_bytes, base, &err_no) == -1) ||
       do_io (*c->h, false, c->expect, area_bytes, base, &err_no) == -1) {
-    report_probe (c->rep, name, PROBE_FAIL, "aligned set-up of %" PRIu64
-                  " bytes failed: %s", area_bytes, strerror (err_no));
+    report_probe (c->rep, name, PROBE_FAIL,
+                  "aligned set-up of %" PRIu64 " bytes failed: %s", area_bytes,
+                  strerror (err_no));
     reconnect_if_dead (c);
     return -1;
   }
@@ -190,8 +240,8 @@ prepare_area (struct probe_ctx *c, uint64_t area_bytes, const char *name)
 
 /* The misaligned request itself failed: judge errno and the data. */
 static enum misaligned_verdict
-judge_refusal (struct probe_ctx *c, const char *name, bool write,
-               int err_no, bool changed)
+judge_refusal (struct probe_ctx *c, const char *name, bool write, int err_no,
+               bool changed)
 {
   if (changed) {
     report_probe (c->rep, name, PROBE_FAIL, "refused (%s) but data changed",
@@ -199,8 +249,10 @@ judge_refusal (struct probe_ctx *c, const char *name, bool write,
     return MIS_BROKEN;
   }
   if (err_no != EINVAL) {
-    report_probe (c->rep, name, PROBE_FAIL, "refused with a wrong errno: "
-                  "%s (expected EINVAL)", strerror (err_no));
+    report_probe (c->rep, name, PROBE_FAIL,
+                  "refused with a wrong errno: "
+                  "%s (expected EINVAL)",
+                  strerror (err_no));
     return MIS_BROKEN;
   }
   report_probe (c->rep, name, PROBE_PASS, "refused: EINVAL%s",
@@ -222,17 +274,19 @@ probe_misaligned (struct probe_ctx *c, bool write, uint64_t delta_bytes,
                   uint64_t count, const char *what)
 {
   uint64_t base = c->ex->region_offset_bytes;
-  uint64_t area_bytes = 3 * (uint64_t) c->ex->min_bytes;
+  uint64_t area_bytes = misaligned_area_bytes (c->ex);
   char name[96];
   int err_no, read_errno, r;
+
+  assert (area_bytes <= c->buffer_bytes && delta_bytes + count <= area_bytes);
 
   snprintf (name, sizeof name, "%s %" PRIu64 " at +%" PRIu64 " (%s)",
             io_name (write), count, delta_bytes, what);
   if (prepare_area (c, area_bytes, name) == -1)
     return MIS_BROKEN;
   fill_bytes (c->data, count, delta_bytes + count);
-  r = do_io (*c->h, write, write ? c->data : c->got, count,
-             base + delta_bytes, &err_no);
+  r = do_io (*c->h, write, write ? c->data : c->got, count, base + delta_bytes,
+             &err_no);
   if (r == -1 && reconnect_if_dead (c)) {
     report_probe (c->rep, name, PROBE_FAIL, "server disconnected");
     return MIS_BROKEN;
@@ -243,8 +297,10 @@ probe_misaligned (struct probe_ctx *c, bool write, uint64_t delta_bytes,
                        memcmp (c->got, c->expect + delta_bytes, count) == 0)
       : judge_refusal (c, name, false, err_no, false);
   if (do_io (*c->h, false, c->got, area_bytes, base, &read_errno) == -1) {
-    report_probe (c->rep, name, PROBE_FAIL, "reading the area back failed: "
-                  "%s", strerror (read_errno));
+    report_probe (c->rep, name, PROBE_FAIL,
+                  "reading the area back failed: "
+                  "%s",
+                  strerror (read_errno));
     reconnect_if_dead (c);
     return MIS_BROKEN;
   }
@@ -252,8 +308,7 @@ probe_misaligned (struct probe_ctx *c, bool write, uint64_t delta_bytes,
     return judge_refusal (c, name, true, err_no,
                           memcmp (c->got, c->expect, area_bytes) != 0);
   memcpy (c->expect + delta_bytes, c->data, count);
-  return judge_service (c, name,
-                        memcmp (c->got, c->expect, area_bytes) == 0);
+  return judge_service (c, name, memcmp (c->got, c->expect, area_bytes) == 0);
 }
 
 static void
@@ -262,11 +317,12 @@ probe_all_misaligned (struct probe_ctx *c)
   uint32_t m = c->ex->min_bytes;
   unsigned broken = 0;
 
-  if (m <= 1 || 3 * (uint64_t) m > c->ex->region_bytes) {
-    report_probe (c->rep, "misaligned requests", PROBE_SKIP, m <= 1
-                  ? "no minimum block size above 1: nothing is misaligned"
-                  : "region smaller than 3 minimum blocks");
-    c->rep->misaligned_policy = "n/a";
+  if (!misaligned_probes_run (c->ex)) {
+    report_probe (c->rep, "misaligned requests", PROBE_SKIP,
+                  m <= 1
+                    ? "no minimum block size above 1: nothing is misaligned"
+                    : "region smaller than 3 minimum blocks");
+    report_misaligned_policy (c->rep, "n/a");
     return;
   }
   for (int w = 0; w <= (int) c->opts->write; w++) {
@@ -280,31 +336,59 @@ probe_all_misaligned (struct probe_ctx *c)
       broken += v[i] == MIS_BROKEN;
     }
   }
-  c->rep->misaligned_policy = broken ? "broken"
-    : c->served == 0 ? "refuse" : c->refused == 0 ? "serve" : "mixed";
+  report_misaligned_policy (c->rep,
+                            broken              ? "broken"
+                              : c->served == 0  ? "refuse"
+                              : c->refused == 0 ? "serve"
+                                                : "mixed");
+}
+
+/* The largest request any probe will make on this export and region. */
+static uint64_t
+probe_buffer_bytes (const struct verify_export *ex)
+{
+  const uint64_t sizes[] = {
+    aligned_probe_bytes (ex, ex->min_bytes, MINIMUM_FALLBACK_BYTES),
+    aligned_probe_bytes (ex, ex->preferred_bytes, PREFERRED_FALLBACK_BYTES),
+    aligned_probe_bytes (ex, ex->max_bytes, MAXIMUM_FALLBACK_BYTES),
+    oversized_probe_runs (ex) ? oversized_probe_bytes (ex) : 0,
+    misaligned_probes_run (ex) ? misaligned_area_bytes (ex) : 0,
+  };
+  uint64_t bytes = 0;
+
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+    if (sizes[i] > bytes)
+      bytes = sizes[i];
+  return bytes;
 }
 
 void
-verify_probes (const struct verify_opts *opts,
-               const struct verify_export *ex, struct nbd_handle **h,
-               struct verify_report *rep)
+verify_probes (const struct verify_opts *opts, const struct verify_export *ex,
+               struct nbd_handle **h, struct verify_report *rep)
 {
-  uint64_t bytes = LIBNBD_MAX_REQUEST_BYTES;
+  uint64_t bytes = probe_buffer_bytes (ex);
   struct probe_ctx c = {
-    .opts = opts, .ex = ex, .h = h, .rep = rep,
-    .expect = malloc (bytes), .got = malloc (bytes), .data = malloc (bytes),
+    .opts = opts,
+    .ex = ex,
+    .h = h,
+    .rep = rep,
+    .expect = malloc (bytes),
+    .got = malloc (bytes),
+    .data = malloc (bytes),
+    .buffer_bytes = bytes,
   };
 
   if (!c.expect || !c.got || !c.data) {
     report_probe (rep, "probe buffers", PROBE_FAIL, "out of memory");
     goto out;
   }
-  probe_aligned (&c, ex->min_bytes, LB_PATTERN_MIN_BLOCK_BYTES, "minimum");
-  probe_aligned (&c, ex->preferred_bytes, 4096, "preferred");
-  probe_aligned (&c, ex->max_bytes, 32u << 20, "maximum");
+  probe_aligned (&c, ex->min_bytes, MINIMUM_FALLBACK_BYTES, "minimum");
+  probe_aligned (&c, ex->preferred_bytes, PREFERRED_FALLBACK_BYTES,
+                 "preferred");
+  probe_aligned (&c, ex->max_bytes, MAXIMUM_FALLBACK_BYTES, "maximum");
   probe_oversized (&c);
   probe_all_misaligned (&c);
- out:
+out:
   free (c.expect);
   free (c.got);
   free (c.data);
