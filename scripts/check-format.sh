@@ -41,8 +41,9 @@ fi
 
 if [ $# -eq 0 ]; then
     shopt -s nullglob
-    set -- lib/*.c lib/*.h plugins/largeblock/*.c server/*.c \
-        tools/*.c tools/*.h tests/unit/*.c fuzz/*.c bench/*.c tests/*.c
+    set -- lib/*.c lib/*.h plugins/largeblock/*.c server/*.c server/*.h \
+        tools/*.c tools/*.h tests/unit/*.c tests/unit/*.h tests/helpers/*.c \
+        tests/*.c fuzz/*.c bench/*.c
 fi
 
 tmp=$(mktemp)

@@ -401,6 +401,7 @@ largeblock_extents (void *handle, uint32_t count, uint64_t offset,
                  count, offset);
 }
 
+/* clang-format off: the table is aligned by hand */
 static struct nbdkit_plugin plugin = {
   .name               = "largeblock",
   .longname           = "largeblock large-block-size RAM and file disks",
@@ -438,5 +439,6 @@ static struct nbdkit_plugin plugin = {
   .extents            = largeblock_extents,
   .errno_is_preserved = 1,
 };
+/* clang-format on */
 
 NBDKIT_REGISTER_PLUGIN (plugin)
