@@ -34,8 +34,8 @@ seconds_now (void)
 static uint64_t
 random_offset (unsigned *seed)
 {
-  return (uint64_t) (rand_r (seed) % (DISK_BYTES / REQUEST_BYTES))
-    * REQUEST_BYTES;
+  return (uint64_t) (rand_r (seed) % (DISK_BYTES / REQUEST_BYTES)) *
+    REQUEST_BYTES;
 }
 
 /* Microseconds per MiB of fn over iterations random requests. */
@@ -103,8 +103,8 @@ measure (uint32_t folio_bytes, char *flat, char *buf, int iterations)
 
   printf ("{\"folio\": %" PRIu32 ", \"store_read_us\": %.1f, "
           "\"store_write_us\": %.1f, \"flat_read_us\": %.1f, "
-          "\"flat_write_us\": %.1f}\n", folio_bytes,
-          time_copies (store_copy, s, buf, iterations, false),
+          "\"flat_write_us\": %.1f}\n",
+          folio_bytes, time_copies (store_copy, s, buf, iterations, false),
           time_copies (store_copy, s, buf, iterations, true),
           time_copies (flat_copy, flat, buf, iterations, false),
           time_copies (flat_copy, flat, buf, iterations, true));

@@ -30,8 +30,8 @@ enum mode { RAW, EXPECTED, OTHER_BLOCK, NR_MODES };
 
 struct fuzz_case {
   enum mode mode;
-  struct lb_pattern_key key;    /* what the block should hold */
-  struct lb_pattern_key other;  /* mode OTHER_BLOCK: what it starts as */
+  struct lb_pattern_key key;   /* what the block should hold */
+  struct lb_pattern_key other; /* mode OTHER_BLOCK: what it starts as */
   size_t describe_bytes;
 };
 
@@ -188,7 +188,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
                c.mode != RAW && rest_bytes < OVERLAY_RECORD_BYTES);
   check_sector_bitmap (&c, &r);
   check_description (&c, &r);
- out:
+out:
   free (buf);
   free (expected);
   return 0;

@@ -7,12 +7,9 @@
 #include "align.h"
 
 static const char *const req_type_names[LB_REQ__COUNT] = {
-  [LB_REQ_READ] = "read",
-  [LB_REQ_WRITE] = "write",
-  [LB_REQ_TRIM] = "trim",
-  [LB_REQ_ZERO] = "zero",
-  [LB_REQ_CACHE] = "cache",
-  [LB_REQ_EXTENTS] = "extents",
+  [LB_REQ_READ] = "read",   [LB_REQ_WRITE] = "write",
+  [LB_REQ_TRIM] = "trim",   [LB_REQ_ZERO] = "zero",
+  [LB_REQ_CACHE] = "cache", [LB_REQ_EXTENTS] = "extents",
   [LB_REQ_FLUSH] = "flush",
 };
 
@@ -56,29 +53,37 @@ lb_align_describe (const struct lb_geometry *g, enum lb_req_type type,
 
   switch (c) {
   case LB_ALIGN_OK:
-    snprintf (buf, buflen, "%s of %" PRIu64 " bytes at offset %" PRIu64
-              " is aligned", name, count, offset);
+    snprintf (buf, buflen,
+              "%s of %" PRIu64 " bytes at offset %" PRIu64 " is aligned", name,
+              count, offset);
     break;
   case LB_ALIGN_ZERO_LENGTH:
-    snprintf (buf, buflen, "%s at offset %" PRIu64 " has zero length",
-              name, offset);
+    snprintf (buf, buflen, "%s at offset %" PRIu64 " has zero length", name,
+              offset);
     break;
   case LB_ALIGN_PAST_END:
-    snprintf (buf, buflen, "%s of %" PRIu64 " bytes at offset %" PRIu64
+    snprintf (buf, buflen,
+              "%s of %" PRIu64 " bytes at offset %" PRIu64
               " goes past the end of the disk (%" PRIu64 " bytes)",
               name, count, offset, g->size_bytes);
     break;
   case LB_ALIGN_TOO_LARGE:
-    snprintf (buf, buflen, "%s of %" PRIu64 " bytes is larger than "
-              "max-request %" PRIu32, name, count, g->max_request_bytes);
+    snprintf (buf, buflen,
+              "%s of %" PRIu64 " bytes is larger than "
+              "max-request %" PRIu32,
+              name, count, g->max_request_bytes);
     break;
   case LB_ALIGN_MISALIGNED_OFFSET:
-    snprintf (buf, buflen, "%s offset %" PRIu64 " is not a multiple of "
-              "logical-blksize %" PRIu32, name, offset, g->logical_bytes);
+    snprintf (buf, buflen,
+              "%s offset %" PRIu64 " is not a multiple of "
+              "logical-blksize %" PRIu32,
+              name, offset, g->logical_bytes);
     break;
   case LB_ALIGN_MISALIGNED_LENGTH:
-    snprintf (buf, buflen, "%s length %" PRIu64 " is not a multiple of "
-              "logical-blksize %" PRIu32, name, count, g->logical_bytes);
+    snprintf (buf, buflen,
+              "%s length %" PRIu64 " is not a multiple of "
+              "logical-blksize %" PRIu32,
+              name, count, g->logical_bytes);
     break;
   default:
     snprintf (buf, buflen, "%s: unknown classification %d", name, (int) c);

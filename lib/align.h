@@ -33,8 +33,8 @@ const char *lb_req_type_name (enum lb_req_type type);
 enum lb_align_class {
   LB_ALIGN_OK,
   LB_ALIGN_ZERO_LENGTH,
-  LB_ALIGN_PAST_END,            /* includes offset + count overflowing */
-  LB_ALIGN_TOO_LARGE,           /* read/write longer than max-request */
+  LB_ALIGN_PAST_END,  /* includes offset + count overflowing */
+  LB_ALIGN_TOO_LARGE, /* read/write longer than max-request */
   LB_ALIGN_MISALIGNED_OFFSET,
   LB_ALIGN_MISALIGNED_LENGTH,
 };
@@ -43,8 +43,8 @@ enum lb_align_class {
  * enum above (a request both too large and misaligned is TOO_LARGE).
  */
 enum lb_align_class lb_align_classify (const struct lb_geometry *g,
-                                       enum lb_req_type type,
-                                       uint64_t offset, uint64_t count);
+                                       enum lb_req_type type, uint64_t offset,
+                                       uint64_t count);
 
 /* True for the two misalignment classes. */
 static inline int

@@ -10,8 +10,8 @@
 #include "error.h"
 
 int
-lb_caps_drop (bool keep_dac_override, char *kept, size_t keptlen,
-              char *err, size_t errlen)
+lb_caps_drop (bool keep_dac_override, char *kept, size_t keptlen, char *err,
+              size_t errlen)
 {
   if (capng_get_caps_process () != 0)
     return lb_fail (EPERM, err, errlen,

@@ -18,17 +18,20 @@ resolve_file_size (struct lb_params *p, const struct lb_file_info *info,
   bool given = lb_params_size_given (p);
 
   if (!info->exists && !given)
-    return lb_fail (EINVAL, err, errlen, "file %s does not exist and no size= "
-                 "was given to create it", p->file);
+    return lb_fail (EINVAL, err, errlen,
+                    "file %s does not exist and no size= "
+                    "was given to create it",
+                    p->file);
   if (!info->exists)
     return 0;
   if (given && p->geom.size_bytes != info->size_bytes)
-    return lb_fail (EINVAL, err, errlen, "size %" PRIu64 " does not match %s "
-                 "%s of %" PRIu64 " bytes (leave size= out to use it; "
-                 "largeblock never truncates or grows a file)",
-                 p->geom.size_bytes,
-                 info->is_blockdev ? "block device" : "file", p->file,
-                 info->size_bytes);
+    return lb_fail (EINVAL, err, errlen,
+                    "size %" PRIu64 " does not match %s "
+                    "%s of %" PRIu64 " bytes (leave size= out to use it; "
+                    "largeblock never truncates or grows a file)",
+                    p->geom.size_bytes,
+                    info->is_blockdev ? "block device" : "file", p->file,
+                    info->size_bytes);
   return lb_params_set_size_from_file (p, info->size_bytes, err, errlen);
 }
 
@@ -39,11 +42,10 @@ open_file_disk (struct lb_disk *d, struct lb_params *p, char *err,
   if (lb_file_probe (p->file, &d->file, err, errlen) == -1 ||
       resolve_file_size (p, &d->file, err, errlen) == -1 ||
       lb_params_finish (p, &d->geom, err, errlen) == -1 ||
-      lb_file_check_geometry (p->file, &d->file, &d->geom, err,
-                              errlen) == -1)
+      lb_file_check_geometry (p->file, &d->file, &d->geom, err, errlen) == -1)
     return -1;
-  d->store = lb_filestore_open (&d->geom, p->file, &d->file, p->direct,
-                                err, errlen);
+  d->store = lb_filestore_open (&d->geom, p->file, &d->file, p->direct, err,
+                                errlen);
   return d->store ? 0 : -1;
 }
 
@@ -56,13 +58,12 @@ open_ram_disk (struct lb_disk *d, struct lb_params *p, char *err,
   d->store = lb_ramstore_new (&d->geom, p->memory_limit_bytes);
   if (d->store == NULL)
     return lb_fail (errno, err, errlen, "cannot create the RAM store: %s",
-                 strerror (errno));
+                    strerror (errno));
   return 0;
 }
 
 int
-lb_disk_open (struct lb_disk *d, struct lb_params *p, char *err,
-              size_t errlen)
+lb_disk_open (struct lb_disk *d, struct lb_params *p, char *err, size_t errlen)
 {
   memset (d, 0, sizeof *d);
   if (p->file)

@@ -22,7 +22,7 @@
 struct lb_disk {
   struct lb_geometry geom;
   struct lb_store *store;
-  struct lb_file_info file;       /* file disks only */
+  struct lb_file_info file; /* file disks only */
 };
 
 /* Fill *d from p (whose size may be taken from the file).  Returns 0, or

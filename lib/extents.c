@@ -25,8 +25,8 @@ report_pending (struct lb_extents *b)
     return 0;
   b->pending = false;
   if (b->fn (b->pending_start_bytes,
-             b->pending_end_bytes - b->pending_start_bytes,
-             b->pending_hole, b->opaque) == -1)
+             b->pending_end_bytes - b->pending_start_bytes, b->pending_hole,
+             b->opaque) == -1)
     return -1;
   if (b->req_one)
     b->done = true;
@@ -34,8 +34,8 @@ report_pending (struct lb_extents *b)
 }
 
 int
-lb_extents_add (struct lb_extents *b, uint64_t start_bytes,
-                uint64_t end_bytes, bool hole)
+lb_extents_add (struct lb_extents *b, uint64_t start_bytes, uint64_t end_bytes,
+                bool hole)
 {
   int r;
 

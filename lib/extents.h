@@ -20,14 +20,14 @@
 #include "store.h"
 
 struct lb_extents {
-  uint64_t req_start_bytes, req_end_bytes;      /* clip to [start, end) */
+  uint64_t req_start_bytes, req_end_bytes; /* clip to [start, end) */
   bool req_one;
   lb_extent_fn fn;
   void *opaque;
-  bool pending;                 /* a run is held, not yet reported */
+  bool pending; /* a run is held, not yet reported */
   bool pending_hole;
   uint64_t pending_start_bytes, pending_end_bytes;
-  bool done;                    /* req_one answered: ignore the rest */
+  bool done; /* req_one answered: ignore the rest */
 };
 
 /* Start a reply to the request [offset_bytes, offset_bytes + count_bytes)

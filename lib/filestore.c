@@ -47,19 +47,19 @@
 #define PAGE_ALIGN_BYTES 4096u
 
 struct filestore {
-  struct lb_store store;          /* must be first */
+  struct lb_store store; /* must be first */
   const struct lb_geometry *g;
   int fd;
   bool is_blockdev;
   bool direct;
-  uint32_t dio_align_bytes;       /* offset and length unit for O_DIRECT */
-  uint32_t mem_align_bytes;       /* buffer alignment for O_DIRECT */
-  void *zeros;                    /* ZERO_CHUNK_BYTES, aligned */
+  uint32_t dio_align_bytes; /* offset and length unit for O_DIRECT */
+  uint32_t mem_align_bytes; /* buffer alignment for O_DIRECT */
+  void *zeros;              /* ZERO_CHUNK_BYTES, aligned */
   atomic_bool can_punch;
   atomic_bool can_zero_range;
   atomic_bool can_dsync;
   _Atomic uint64_t peak_folios;
-  unsigned lock_shift;            /* log2 of the lock unit */
+  unsigned lock_shift; /* log2 of the lock unit */
   pthread_rwlock_t stripes[NR_STRIPES];
 };
 
@@ -217,8 +217,7 @@ unlock_range (struct filestore *fs, uint64_t mask)
 }
 
 static int
-direct_read (struct filestore *fs, void *buf, uint32_t count,
-             uint64_t offset)
+direct_read (struct filestore *fs, void *buf, uint32_t count, uint64_t offset)
 {
   uint64_t lo = round_down (offset, fs->dio_align_bytes);
   uint64_t hi = round_up (offset + count, fs->dio_align_bytes);
@@ -330,8 +329,8 @@ static int
 punch_hole (struct filestore *fs, uint32_t count, uint64_t offset)
 {
   return try_fallocate (fs, &fs->can_punch,
-                        FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-                        count, offset);
+                        FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, count,
+                        offset);
 }
 
 static int
@@ -342,7 +341,7 @@ file_trim (struct lb_store *s, uint32_t count, uint64_t offset)
   int r = punch_hole (fs, count, offset);
 
   unlock_range (fs, held);
-  return r == -1 ? -1 : 0;      /* trim is advisory where unsupported */
+  return r == -1 ? -1 : 0; /* trim is advisory where unsupported */
 }
 
 static int
@@ -363,8 +362,8 @@ static int
 zero_allocated (struct filestore *fs, uint32_t count, uint64_t offset)
 {
   int r = try_fallocate (fs, &fs->can_zero_range,
-                         FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE,
-                         count, offset);
+                         FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, count,
+                         offset);
 
   if (r != 1 || fs->is_blockdev)
     return r;
@@ -372,8 +371,8 @@ zero_allocated (struct filestore *fs, uint32_t count, uint64_t offset)
   r = punch_hole (fs, count, offset);
   if (r != 0)
     return r;
-  if (fallocate (fs->fd, FALLOC_FL_KEEP_SIZE, (off_t) offset,
-                 (off_t) count) == -1)
+  if (fallocate (fs->fd, FALLOC_FL_KEEP_SIZE, (off_t) offset, (off_t) count) ==
+      -1)
     return -1;
   return 0;
 }
@@ -399,8 +398,7 @@ zero_locked (struct filestore *fs, uint32_t count, uint64_t offset,
 }
 
 static int
-file_zero (struct lb_store *s, uint32_t count, uint64_t offset,
-           unsigned flags)
+file_zero (struct lb_store *s, uint32_t count, uint64_t offset, unsigned flags)
 {
   struct filestore *fs = to_filestore (s);
   uint64_t held = lock_range (fs, count, offset, true);
@@ -462,7 +460,7 @@ file_extents (struct lb_store *s, uint32_t count, uint64_t offset,
     off_t hole;
 
     if (data == -1 && errno == ENXIO)
-      data = (off_t) end;               /* only a hole from here on */
+      data = (off_t) end; /* only a hole from here on */
     else if (data == -1) {
       /* No SEEK_DATA here (a block device): all of it is data. */
       r = lb_extents_add (&reply, pos, end, false);
@@ -546,14 +544,16 @@ probe_blockdev (const char *path, struct lb_file_info *info, char *err,
 
   if (fd == -1)
     return lb_fail (errno, err, errlen, "file %s cannot be opened: %s", path,
-                 strerror (errno));
+                    strerror (errno));
   if (ioctl (fd, BLKGETSIZE64, &bytes) == -1 ||
       ioctl (fd, BLKSSZGET, &logical) == -1 ||
       ioctl (fd, BLKPBSZGET, &physical) == -1) {
     int e = errno;
     close (fd);
-    return lb_fail (e, err, errlen, "file %s: cannot read the block device's "
-                 "size and sector sizes: %s", path, strerror (e));
+    return lb_fail (e, err, errlen,
+                    "file %s: cannot read the block device's "
+                    "size and sector sizes: %s",
+                    path, strerror (e));
   }
   close (fd);
   info->size_bytes = bytes;
@@ -580,24 +580,27 @@ lb_file_probe (const char *path, struct lb_file_info *info, char *err,
     return 0;
   }
   if (!S_ISBLK (st.st_mode))
-    return lb_fail (EINVAL, err, errlen, "file %s is not a regular file or a "
-                 "block device", path);
+    return lb_fail (EINVAL, err, errlen,
+                    "file %s is not a regular file or a "
+                    "block device",
+                    path);
   info->is_blockdev = true;
   return probe_blockdev (path, info, err, errlen);
 }
 
 int
 lb_file_check_geometry (const char *path, const struct lb_file_info *info,
-                        const struct lb_geometry *g, char *err,
-                        size_t errlen)
+                        const struct lb_geometry *g, char *err, size_t errlen)
 {
   if (info->is_blockdev && g->logical_bytes < info->dev_logical_bytes)
-    return lb_fail (EINVAL, err, errlen, "logical-blksize %" PRIu32 " is "
-                 "smaller than the logical sector of block device %s (%"
-                 PRIu32 " bytes, physical %" PRIu32 "): use "
-                 "logical-blksize=%" PRIu32 " or larger", g->logical_bytes,
-                 path, info->dev_logical_bytes, info->dev_physical_bytes,
-                 info->dev_logical_bytes);
+    return lb_fail (
+      EINVAL, err, errlen,
+      "logical-blksize %" PRIu32 " is "
+      "smaller than the logical sector of block device %s (%" PRIu32
+      " bytes, physical %" PRIu32 "): use "
+      "logical-blksize=%" PRIu32 " or larger",
+      g->logical_bytes, path, info->dev_logical_bytes,
+      info->dev_physical_bytes, info->dev_logical_bytes);
   return 0;
 }
 
@@ -611,13 +614,14 @@ create_file (const char *path, uint64_t size_bytes, char *err, size_t errlen)
 
   if (fd == -1)
     return lb_fail (errno, err, errlen, "file %s cannot be created: %s", path,
-                 strerror (errno));
+                    strerror (errno));
   if (ftruncate (fd, (off_t) size_bytes) == -1) {
     int e = errno;
     close (fd);
     unlink (path);
-    return lb_fail (e, err, errlen, "file %s cannot be made %" PRIu64
-                 " bytes long: %s", path, size_bytes, strerror (e));
+    return lb_fail (e, err, errlen,
+                    "file %s cannot be made %" PRIu64 " bytes long: %s", path,
+                    size_bytes, strerror (e));
   }
   close (fd);
   return 0;
@@ -636,11 +640,13 @@ open_backing (const char *path, bool direct, bool *read_only, char *err,
     *read_only = fd != -1;
   }
   if (fd == -1 && direct && errno == EINVAL)
-    return lb_fail (EINVAL, err, errlen, "direct=on: the filesystem holding "
-                 "file %s does not support O_DIRECT", path);
+    return lb_fail (EINVAL, err, errlen,
+                    "direct=on: the filesystem holding "
+                    "file %s does not support O_DIRECT",
+                    path);
   if (fd == -1)
     return lb_fail (errno, err, errlen, "file %s cannot be opened: %s", path,
-                 strerror (errno));
+                    strerror (errno));
   return fd;
 }
 
@@ -674,19 +680,20 @@ static int
 setup_direct (struct filestore *fs, const char *path,
               const struct lb_file_info *info, char *err, size_t errlen)
 {
-  direct_alignment (fs->fd, info, &fs->dio_align_bytes,
-                    &fs->mem_align_bytes);
+  direct_alignment (fs->fd, info, &fs->dio_align_bytes, &fs->mem_align_bytes);
   if (!lb_is_power_of_2 (fs->dio_align_bytes))
-    return lb_fail (EINVAL, err, errlen, "direct=on: file %s has a direct "
+    return lb_fail (EINVAL, err, errlen,
+                    "direct=on: file %s has a direct "
                     "I/O unit of %" PRIu32 " bytes, not a power of two",
                     path, fs->dio_align_bytes);
   if (fs->dio_align_bytes > fs->g->physical_bytes)
     fs->lock_shift = lb_log2 (fs->dio_align_bytes);
   if (fs->g->size_bytes % fs->dio_align_bytes != 0)
-    return lb_fail (EINVAL, err, errlen, "direct=on: size %" PRIu64 " of "
-                 "file %s is not a multiple of its direct I/O unit %"
-                 PRIu32 " bytes", fs->g->size_bytes, path,
-                 fs->dio_align_bytes);
+    return lb_fail (EINVAL, err, errlen,
+                    "direct=on: size %" PRIu64 " of "
+                    "file %s is not a multiple of its direct I/O unit %" PRIu32
+                    " bytes",
+                    fs->g->size_bytes, path, fs->dio_align_bytes);
   return 0;
 }
 
@@ -751,7 +758,7 @@ lb_filestore_open (const struct lb_geometry *g, const char *path,
   }
   return &fs->store;
 
- undo_create:
+undo_create:
   e = errno;
   if (created)
     unlink (path);

@@ -22,9 +22,9 @@
 struct lb_file_info {
   bool exists;
   bool is_blockdev;
-  uint64_t size_bytes;            /* file length or device capacity */
-  uint32_t dev_logical_bytes;     /* block devices: BLKSSZGET, else 0 */
-  uint32_t dev_physical_bytes;    /* block devices: BLKPBSZGET, else 0 */
+  uint64_t size_bytes;         /* file length or device capacity */
+  uint32_t dev_logical_bytes;  /* block devices: BLKSSZGET, else 0 */
+  uint32_t dev_physical_bytes; /* block devices: BLKPBSZGET, else 0 */
 };
 
 /* Look at path without creating or changing anything.  A missing path is
@@ -32,16 +32,16 @@ struct lb_file_info {
  * and a one-line message in err (not a regular file or block device,
  * unreadable, ...).
  */
-int lb_file_probe (const char *path, struct lb_file_info *info,
-                   char *err, size_t errlen);
+int lb_file_probe (const char *path, struct lb_file_info *info, char *err,
+                   size_t errlen);
 
 /* Refuse a geometry the device cannot serve: a logical-blksize smaller
  * than a block device's logical sector.  Returns 0, or -1 with errno =
  * EINVAL and both numbers in err.
  */
 int lb_file_check_geometry (const char *path, const struct lb_file_info *info,
-                            const struct lb_geometry *g,
-                            char *err, size_t errlen);
+                            const struct lb_geometry *g, char *err,
+                            size_t errlen);
 
 /* Open (creating it with g->size_bytes if info says it does not exist)
  * and return the store; g must outlive it.  A file that can only be

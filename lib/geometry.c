@@ -13,58 +13,73 @@
 #include "error.h"
 #include "geometry.h"
 
-
 /* log2 of the multiplier for a size suffix, or -1 if unknown. */
 static int
 suffix_shift (char c)
 {
   switch (c) {
-  case 'b': case 'B': return 0;
-  case 's': case 'S': return LB_SECTOR_SHIFT;
-  case 'k': case 'K': return 10;
-  case 'm': case 'M': return 20;
-  case 'g': case 'G': return 30;
-  case 't': case 'T': return 40;
-  case 'p': case 'P': return 50;
-  case 'e': case 'E': return 60;
+  case 'b':
+  case 'B': return 0;
+  case 's':
+  case 'S': return LB_SECTOR_SHIFT;
+  case 'k':
+  case 'K': return 10;
+  case 'm':
+  case 'M': return 20;
+  case 'g':
+  case 'G': return 30;
+  case 't':
+  case 'T': return 40;
+  case 'p':
+  case 'P': return 50;
+  case 'e':
+  case 'E': return 60;
   default: return -1;
   }
 }
 
 int
-lb_parse_size (const char *param, const char *str, uint64_t *bytes,
-               char *err, size_t errlen)
+lb_parse_size (const char *param, const char *str, uint64_t *bytes, char *err,
+               size_t errlen)
 {
   const char *p = str;
   uint64_t value = 0;
   int shift = 0;
 
   if (*p == '\0')
-    return lb_fail (EINVAL, err, errlen, "%s is empty (expected a size such "
-                 "as 512M)", param);
+    return lb_fail (EINVAL, err, errlen,
+                    "%s is empty (expected a size such "
+                    "as 512M)",
+                    param);
   if (*p == '-')
     return lb_fail (EINVAL, err, errlen, "%s %s is negative", param, str);
   if (*p < '0' || *p > '9')
-    return lb_fail (EINVAL, err, errlen, "%s %s is not a size (expected "
-                 "digits with an optional suffix, e.g. 512M)", param, str);
+    return lb_fail (EINVAL, err, errlen,
+                    "%s %s is not a size (expected "
+                    "digits with an optional suffix, e.g. 512M)",
+                    param, str);
 
   for (; *p >= '0' && *p <= '9'; p++) {
     unsigned digit = (unsigned) (*p - '0');
     if (value > (LB_SIZE_MAX_BYTES - digit) / 10)
-      return lb_fail (ERANGE, err, errlen, "%s %s exceeds the maximum %"
-                   PRIu64 " (2^63-1)", param, str, LB_SIZE_MAX_BYTES);
+      return lb_fail (ERANGE, err, errlen,
+                      "%s %s exceeds the maximum %" PRIu64 " (2^63-1)", param,
+                      str, LB_SIZE_MAX_BYTES);
     value = value * 10 + digit;
   }
 
   if (*p != '\0') {
     shift = suffix_shift (*p);
     if (shift < 0 || p[1] != '\0')
-      return lb_fail (EINVAL, err, errlen, "%s %s has an unknown suffix '%s' "
-                   "(use b, s, k, M, G, T, P or E)", param, str, p);
+      return lb_fail (EINVAL, err, errlen,
+                      "%s %s has an unknown suffix '%s' "
+                      "(use b, s, k, M, G, T, P or E)",
+                      param, str, p);
   }
   if (value > (LB_SIZE_MAX_BYTES >> shift))
-    return lb_fail (ERANGE, err, errlen, "%s %s exceeds the maximum %" PRIu64
-                 " (2^63-1)", param, str, LB_SIZE_MAX_BYTES);
+    return lb_fail (ERANGE, err, errlen,
+                    "%s %s exceeds the maximum %" PRIu64 " (2^63-1)", param,
+                    str, LB_SIZE_MAX_BYTES);
 
   *bytes = value << shift;
   return 0;
@@ -100,14 +115,14 @@ check_block_size (const char *param, const char *typed, uint64_t value,
   const char *s = shown (typed, value, v, sizeof v);
 
   if (!lb_is_power_of_2 (value))
-    return lb_fail (EINVAL, err, errlen, "%s %s is not a power of two",
-                 param, s);
+    return lb_fail (EINVAL, err, errlen, "%s %s is not a power of two", param,
+                    s);
   if (value < min)
     return lb_fail (EINVAL, err, errlen, "%s %s is below the minimum %" PRIu64,
-                 param, s, min);
+                    param, s, min);
   if (value > max)
     return lb_fail (EINVAL, err, errlen, "%s %s is above the maximum %" PRIu64,
-                 param, s, max);
+                    param, s, max);
   return 0;
 }
 
@@ -118,18 +133,19 @@ check_block_sizes (const struct lb_geometry_request *r, char *err,
   char v1[64], v2[64];
 
   if (check_block_size ("blksize", r->physical_str, r->physical_bytes,
-                        LB_BLKSIZE_MIN_BYTES, LB_BLKSIZE_MAX_BYTES,
-                        err, errlen) == -1)
+                        LB_BLKSIZE_MIN_BYTES, LB_BLKSIZE_MAX_BYTES, err,
+                        errlen) == -1)
     return -1;
   if (check_block_size ("logical-blksize", r->logical_str, r->logical_bytes,
-                        LB_LOGICAL_MIN_BYTES, LB_LOGICAL_MAX_BYTES,
-                        err, errlen) == -1)
+                        LB_LOGICAL_MIN_BYTES, LB_LOGICAL_MAX_BYTES, err,
+                        errlen) == -1)
     return -1;
   if (r->logical_bytes > r->physical_bytes)
-    return lb_fail (EINVAL, err, errlen, "logical-blksize %s is larger than "
-                 "blksize %s",
-                 shown (r->logical_str, r->logical_bytes, v1, sizeof v1),
-                 shown (r->physical_str, r->physical_bytes, v2, sizeof v2));
+    return lb_fail (EINVAL, err, errlen,
+                    "logical-blksize %s is larger than "
+                    "blksize %s",
+                    shown (r->logical_str, r->logical_bytes, v1, sizeof v1),
+                    shown (r->physical_str, r->physical_bytes, v2, sizeof v2));
   return 0;
 }
 
@@ -138,21 +154,26 @@ check_max_request (const struct lb_geometry_request *r, char *err,
                    size_t errlen)
 {
   char v1[64], v2[64];
-  const char *s = shown (r->max_request_str, r->max_request_bytes,
-                         v1, sizeof v1);
+  const char *s = shown (r->max_request_str, r->max_request_bytes, v1,
+                         sizeof v1);
 
   if (r->max_request_bytes % r->logical_bytes != 0)
-    return lb_fail (EINVAL, err, errlen, "max-request %s is not a multiple of "
-                 "logical-blksize %s", s,
-                 shown (r->logical_str, r->logical_bytes, v2, sizeof v2));
+    return lb_fail (EINVAL, err, errlen,
+                    "max-request %s is not a multiple of "
+                    "logical-blksize %s",
+                    s,
+                    shown (r->logical_str, r->logical_bytes, v2, sizeof v2));
   if (r->max_request_bytes < r->physical_bytes)
-    return lb_fail (EINVAL, err, errlen, "max-request %s is smaller than "
-                 "blksize %s", s,
-                 shown (r->physical_str, r->physical_bytes, v2, sizeof v2));
+    return lb_fail (EINVAL, err, errlen,
+                    "max-request %s is smaller than "
+                    "blksize %s",
+                    s,
+                    shown (r->physical_str, r->physical_bytes, v2, sizeof v2));
   if (r->max_request_bytes > LB_MAX_REQUEST_MAX_BYTES)
-    return lb_fail (EINVAL, err, errlen, "max-request %s is above the maximum "
-                 "%u (the largest request nbdkit accepts)", s,
-                 LB_MAX_REQUEST_MAX_BYTES);
+    return lb_fail (EINVAL, err, errlen,
+                    "max-request %s is above the maximum "
+                    "%u (the largest request nbdkit accepts)",
+                    s, LB_MAX_REQUEST_MAX_BYTES);
   return 0;
 }
 
@@ -165,20 +186,22 @@ check_size (const struct lb_geometry_request *r, char *err, size_t errlen)
     return lb_fail (EINVAL, err, errlen, "size is required (e.g. size=512M)");
   if (r->size_bytes == 0)
     return lb_fail (EINVAL, err, errlen, "size %s must be greater than zero",
-                 r->size_str);
+                    r->size_str);
   if (r->size_bytes > LB_SIZE_MAX_BYTES)
-    return lb_fail (EINVAL, err, errlen, "size %s exceeds the maximum %"
-                 PRIu64 " (2^63-1)", r->size_str, LB_SIZE_MAX_BYTES);
+    return lb_fail (EINVAL, err, errlen,
+                    "size %s exceeds the maximum %" PRIu64 " (2^63-1)",
+                    r->size_str, LB_SIZE_MAX_BYTES);
   if (r->size_bytes % r->logical_bytes != 0)
-    return lb_fail (EINVAL, err, errlen, "size %s is not a multiple of "
-                 "logical-blksize %s", r->size_str,
-                 shown (r->logical_str, r->logical_bytes, v, sizeof v));
+    return lb_fail (EINVAL, err, errlen,
+                    "size %s is not a multiple of "
+                    "logical-blksize %s",
+                    r->size_str,
+                    shown (r->logical_str, r->logical_bytes, v, sizeof v));
   return 0;
 }
 
 int
-lb_geometry_init (struct lb_geometry *g,
-                  const struct lb_geometry_request *req,
+lb_geometry_init (struct lb_geometry *g, const struct lb_geometry_request *req,
                   char *err, size_t errlen)
 {
   if (check_block_sizes (req, err, errlen) == -1 ||
@@ -217,8 +240,8 @@ shift_right (uint64_t v, unsigned n)
 }
 
 int
-lb_page_to_block (uint64_t page_idx, unsigned page_shift,
-                  unsigned block_shift, uint64_t *block_nr)
+lb_page_to_block (uint64_t page_idx, unsigned page_shift, unsigned block_shift,
+                  uint64_t *block_nr)
 {
   if (block_shift >= page_shift) {
     *block_nr = shift_right (page_idx, block_shift - page_shift);
@@ -228,8 +251,8 @@ lb_page_to_block (uint64_t page_idx, unsigned page_shift,
 }
 
 int
-lb_block_to_page (uint64_t block_nr, unsigned block_shift,
-                  unsigned page_shift, uint64_t *page_idx)
+lb_block_to_page (uint64_t block_nr, unsigned block_shift, unsigned page_shift,
+                  uint64_t *page_idx)
 {
   if (page_shift >= block_shift) {
     *page_idx = shift_right (block_nr, page_shift - block_shift);

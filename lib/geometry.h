@@ -17,13 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LB_SECTOR_SHIFT 9               /* Linux's 512-byte sector */
-#define LB_SIZE_MAX_BYTES ((uint64_t) INT64_MAX)  /* 2^63 - 1: off_t */
+#define LB_SECTOR_SHIFT 9                        /* Linux's 512-byte sector */
+#define LB_SIZE_MAX_BYTES ((uint64_t) INT64_MAX) /* 2^63 - 1: off_t */
 #define LB_BLKSIZE_MIN_BYTES 512u
-#define LB_BLKSIZE_MAX_BYTES (32u << 20)          /* NBD preferred limit */
+#define LB_BLKSIZE_MAX_BYTES (32u << 20) /* NBD preferred limit */
 #define LB_LOGICAL_MIN_BYTES 512u
-#define LB_LOGICAL_MAX_BYTES (64u << 10)          /* NBD minimum limit */
-#define LB_MAX_REQUEST_MAX_BYTES (64u << 20)      /* nbdkit's request cap */
+#define LB_LOGICAL_MAX_BYTES (64u << 10)     /* NBD minimum limit */
+#define LB_MAX_REQUEST_MAX_BYTES (64u << 20) /* nbdkit's request cap */
 #define LB_DEFAULT_BLKSIZE_BYTES 4096u
 #define LB_DEFAULT_LOGICAL_BYTES 512u
 #define LB_DEFAULT_MAX_REQUEST_BYTES (32u << 20)
@@ -34,8 +34,8 @@
 
 struct lb_geometry {
   uint64_t size_bytes;
-  uint64_t nr_folios;             /* size_bytes / physical, rounded up */
-  uint32_t physical_bytes;        /* folio (allocation unit) size */
+  uint64_t nr_folios;      /* size_bytes / physical, rounded up */
+  uint32_t physical_bytes; /* folio (allocation unit) size */
   uint32_t logical_bytes;
   uint32_t max_request_bytes;
   unsigned physical_shift;
@@ -57,9 +57,9 @@ int lb_parse_size (const char *param, const char *str, uint64_t *bytes,
  * one-line "<param> <value> <rule>" message in err.
  */
 struct lb_geometry_request {
-  uint64_t size_bytes;            /* 0 with size_str NULL: not given */
-  uint64_t physical_bytes;        /* 64-bit so "blksize=8G" can be */
-  uint64_t logical_bytes;         /* reported, not truncated */
+  uint64_t size_bytes;     /* 0 with size_str NULL: not given */
+  uint64_t physical_bytes; /* 64-bit so "blksize=8G" can be */
+  uint64_t logical_bytes;  /* reported, not truncated */
   uint64_t max_request_bytes;
   const char *size_str;
   const char *physical_str;
@@ -68,8 +68,8 @@ struct lb_geometry_request {
 };
 void lb_geometry_request_defaults (struct lb_geometry_request *req);
 int lb_geometry_init (struct lb_geometry *g,
-                      const struct lb_geometry_request *req,
-                      char *err, size_t errlen);
+                      const struct lb_geometry_request *req, char *err,
+                      size_t errlen);
 
 static inline bool
 lb_is_power_of_2 (uint64_t v)

@@ -39,8 +39,9 @@ static const char *const key_names[KEY__COUNT] = {
   [KEY_KEEP_CAPABILITIES] = "keep-capabilities",
 };
 
-_Static_assert (KEY__COUNT <= sizeof ((struct lb_params *) 0)->typed /
-                sizeof (char *), "lb_params.typed has a slot per key");
+_Static_assert(KEY__COUNT <=
+                 sizeof ((struct lb_params *) 0)->typed / sizeof (char *),
+               "lb_params.typed has a slot per key");
 
 void
 lb_params_init (struct lb_params *p)
@@ -82,8 +83,8 @@ set_misaligned (struct lb_params *p, const char *value, char *err,
   else if (strcmp (value, "allow") == 0)
     p->misaligned = LB_MISALIGNED_ALLOW;
   else
-    return lb_fail (EINVAL, err, errlen, "misaligned %s is not one of: error, allow",
-                 value);
+    return lb_fail (EINVAL, err, errlen,
+                    "misaligned %s is not one of: error, allow", value);
   return 0;
 }
 
@@ -130,12 +131,12 @@ set_value (struct lb_params *p, int key, const char *value, char *err,
   const char *name = key_names[key];
 
   switch (key) {
-  case KEY_MISALIGNED:
-    return set_misaligned (p, value, err, errlen);
+  case KEY_MISALIGNED: return set_misaligned (p, value, err, errlen);
   case KEY_STATSFILE:
   case KEY_FILE:
     if (*value == '\0')
-      return lb_fail (EINVAL, err, errlen, "%s is empty (expected a path)", name);
+      return lb_fail (EINVAL, err, errlen, "%s is empty (expected a path)",
+                      name);
     return 0;
   case KEY_DIRECT:
     return set_bool (name, value, "on or off", &p->direct, err, errlen);
@@ -164,13 +165,15 @@ lb_params_set (struct lb_params *p, const char *key, const char *value,
   char *copy;
 
   if (k < 0)
-    return lb_fail (EINVAL, err, errlen, "unknown parameter '%s' (expected size, "
-                 "blksize, logical-blksize, max-request, misaligned, "
-                 "memory-limit, statsfile, file, direct or "
-                 "keep-capabilities)", key);
+    return lb_fail (EINVAL, err, errlen,
+                    "unknown parameter '%s' (expected size, "
+                    "blksize, logical-blksize, max-request, misaligned, "
+                    "memory-limit, statsfile, file, direct or "
+                    "keep-capabilities)",
+                    key);
   if (p->seen & (1u << k))
     return lb_fail (EINVAL, err, errlen, "%s given twice (%s=%s and %s=%s)",
-                 key, key, p->typed[k], key, value);
+                    key, key, p->typed[k], key, value);
   if (set_value (p, k, value, err, errlen) == -1)
     return -1;
 
@@ -194,13 +197,15 @@ check_memory_limit (const struct lb_params *p, char *err, size_t errlen)
   if (typed == NULL)
     return 0;
   if (p->memory_limit_bytes < p->geom.physical_bytes)
-    return lb_fail (EINVAL, err, errlen, "memory-limit %s is smaller than blksize %llu "
-                 "(no folio would fit)", typed,
-                 (unsigned long long) p->geom.physical_bytes);
+    return lb_fail (EINVAL, err, errlen,
+                    "memory-limit %s is smaller than blksize %llu "
+                    "(no folio would fit)",
+                    typed, (unsigned long long) p->geom.physical_bytes);
   if (p->memory_limit_bytes % p->geom.physical_bytes != 0)
-    return lb_fail (EINVAL, err, errlen, "memory-limit %s is not a multiple of "
-                 "blksize %llu", typed,
-                 (unsigned long long) p->geom.physical_bytes);
+    return lb_fail (EINVAL, err, errlen,
+                    "memory-limit %s is not a multiple of "
+                    "blksize %llu",
+                    typed, (unsigned long long) p->geom.physical_bytes);
   return 0;
 }
 
@@ -209,11 +214,15 @@ static int
 check_backend (const struct lb_params *p, char *err, size_t errlen)
 {
   if (p->file && p->typed[KEY_MEMORY_LIMIT])
-    return lb_fail (EINVAL, err, errlen, "memory-limit %s applies to RAM disks only, "
-                 "not to file=%s", p->typed[KEY_MEMORY_LIMIT], p->file);
+    return lb_fail (EINVAL, err, errlen,
+                    "memory-limit %s applies to RAM disks only, "
+                    "not to file=%s",
+                    p->typed[KEY_MEMORY_LIMIT], p->file);
   if (!p->file && p->direct)
-    return lb_fail (EINVAL, err, errlen, "direct=%s needs file= (a RAM disk has no "
-                 "page cache to bypass)", p->typed[KEY_DIRECT]);
+    return lb_fail (EINVAL, err, errlen,
+                    "direct=%s needs file= (a RAM disk has no "
+                    "page cache to bypass)",
+                    p->typed[KEY_DIRECT]);
   return 0;
 }
 
@@ -223,8 +232,8 @@ lb_params_set_size_from_file (struct lb_params *p, uint64_t size_bytes,
 {
   char *typed;
 
-  if (asprintf (&typed, "%" PRIu64 " (the size of %s)", size_bytes,
-                p->file) == -1)
+  if (asprintf (&typed, "%" PRIu64 " (the size of %s)", size_bytes, p->file) ==
+      -1)
     return lb_fail (ENOMEM, err, errlen, "size: out of memory");
   free (p->typed[KEY_SIZE]);
   p->typed[KEY_SIZE] = typed;
@@ -239,8 +248,8 @@ lb_params_size_given (const struct lb_params *p)
 }
 
 int
-lb_params_finish (struct lb_params *p, struct lb_geometry *g,
-                  char *err, size_t errlen)
+lb_params_finish (struct lb_params *p, struct lb_geometry *g, char *err,
+                  size_t errlen)
 {
   p->geom.size_str = p->typed[KEY_SIZE];
   p->geom.physical_str = p->typed[KEY_BLKSIZE];

@@ -20,21 +20,21 @@
 #include "geometry.h"
 
 enum lb_misaligned_policy {
-  LB_MISALIGNED_ERROR,          /* EINVAL, like a real LBS device */
-  LB_MISALIGNED_ALLOW,          /* serve it correctly */
+  LB_MISALIGNED_ERROR, /* EINVAL, like a real LBS device */
+  LB_MISALIGNED_ALLOW, /* serve it correctly */
 };
 
 struct lb_params {
   struct lb_geometry_request geom;
   enum lb_misaligned_policy misaligned;
-  uint64_t memory_limit_bytes;  /* 0: unlimited */
-  const char *statsfile;        /* NULL: none; points into typed[] */
-  const char *file;             /* NULL: a RAM disk; points into typed[] */
-  bool direct;                  /* file= with O_DIRECT */
-  bool keep_capabilities;       /* do not drop capabilities after start */
+  uint64_t memory_limit_bytes; /* 0: unlimited */
+  const char *statsfile;       /* NULL: none; points into typed[] */
+  const char *file;            /* NULL: a RAM disk; points into typed[] */
+  bool direct;                 /* file= with O_DIRECT */
+  bool keep_capabilities;      /* do not drop capabilities after start */
   /* Copies of what the user typed, for messages. */
   char *typed[16];
-  unsigned seen;                /* bit per key, to refuse repeats */
+  unsigned seen; /* bit per key, to refuse repeats */
 };
 
 void lb_params_init (struct lb_params *p);
@@ -49,8 +49,8 @@ int lb_params_set (struct lb_params *p, const char *key, const char *value,
 /* Check the parameters together and compute the geometry.  Returns 0, or
  * -1 with errno = EINVAL and a one-line message in err.
  */
-int lb_params_finish (struct lb_params *p, struct lb_geometry *g,
-                      char *err, size_t errlen);
+int lb_params_finish (struct lb_params *p, struct lb_geometry *g, char *err,
+                      size_t errlen);
 
 /* True when the user gave size= (a file disk may take its file's size). */
 bool lb_params_size_given (const struct lb_params *p);

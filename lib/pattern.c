@@ -14,8 +14,12 @@
 static const uint8_t magic[8] = { 'L', 'B', 'V', 'E', 'R', 'I', 'F', 'Y' };
 
 enum {
-  HDR_MAGIC = 0, HDR_OFFSET = 8, HDR_SEED = 16, HDR_GENERATION = 24,
-  HDR_BLOCK_BYTES = 28, HDR_CHECKSUM = 32,
+  HDR_MAGIC = 0,
+  HDR_OFFSET = 8,
+  HDR_SEED = 16,
+  HDR_GENERATION = 24,
+  HDR_BLOCK_BYTES = 28,
+  HDR_CHECKSUM = 32,
 };
 
 static void
@@ -68,9 +72,9 @@ block_checksum (const uint8_t *block, uint32_t block_bytes)
 static uint64_t
 payload_key (const struct lb_pattern_key *key)
 {
-  return mix64 (mix64 (key->seed ^ 0x6c62766572696679ull)
-                ^ key->offset_bytes)
-    ^ mix64 (((uint64_t) key->block_bytes << 32) | key->generation);
+  return mix64 (mix64 (key->seed ^ 0x6c62766572696679ull) ^
+                key->offset_bytes) ^
+    mix64 (((uint64_t) key->block_bytes << 32) | key->generation);
 }
 
 bool
@@ -203,8 +207,7 @@ lb_pattern_check (const struct lb_pattern_key *key, const void *buf,
 bool
 lb_pattern_sector_bad (const struct lb_pattern_result *r, uint32_t i)
 {
-  return i < LB_PATTERN_MAX_SECTORS &&
-    (r->bad_sectors[i / 8] >> (i % 8)) & 1;
+  return i < LB_PATTERN_MAX_SECTORS && (r->bad_sectors[i / 8] >> (i % 8)) & 1;
 }
 
 const char *
@@ -231,10 +234,10 @@ describe_sectors (const struct lb_pattern_result *r, uint32_t nr_sectors,
     while (end + 1 < nr_sectors && lb_pattern_sector_bad (r, end + 1))
       end++;
     *len += (size_t) (end == s
-                      ? snprintf (buf + *len, buflen - *len, "%s%" PRIu32,
-                                  sep, s)
-                      : snprintf (buf + *len, buflen - *len,
-                                  "%s%" PRIu32 "-%" PRIu32, sep, s, end));
+                        ? snprintf (buf + *len, buflen - *len, "%s%" PRIu32,
+                                    sep, s)
+                        : snprintf (buf + *len, buflen - *len,
+                                    "%s%" PRIu32 "-%" PRIu32, sep, s, end));
     sep = ",";
     s = end;
   }
@@ -242,37 +245,40 @@ describe_sectors (const struct lb_pattern_result *r, uint32_t nr_sectors,
 
 char *
 lb_pattern_describe (const struct lb_pattern_key *key,
-                     const struct lb_pattern_result *r,
-                     char *buf, size_t buflen)
+                     const struct lb_pattern_result *r, char *buf,
+                     size_t buflen)
 {
   uint32_t nr_sectors = key->block_bytes / LB_PATTERN_SECTOR_BYTES;
   size_t len = 0;
 
   switch (r->cls) {
   case LB_PATTERN_MISDIRECTED:
-    snprintf (buf, buflen, "misdirected: block at %" PRIu64 " holds the "
+    snprintf (buf, buflen,
+              "misdirected: block at %" PRIu64 " holds the "
               "block stamped for %" PRIu64 " (generation %" PRIu32 ", %s)",
               key->offset_bytes, r->found_offset_bytes, r->found_generation,
               r->found_intact ? "intact" : "damaged");
     break;
   case LB_PATTERN_STALE:
-    snprintf (buf, buflen, "stale: block at %" PRIu64 " holds generation %"
-              PRIu32 ", expected %" PRIu32 "%s", key->offset_bytes,
-              r->found_generation, key->generation,
+    snprintf (buf, buflen,
+              "stale: block at %" PRIu64 " holds generation %" PRIu32
+              ", expected %" PRIu32 "%s",
+              key->offset_bytes, r->found_generation, key->generation,
               key->generation ? "" : " (zeros)");
     break;
   case LB_PATTERN_TORN:
-    len = (size_t) snprintf (buf, buflen, "torn: block at %" PRIu64
-                             " generation %" PRIu32 ", sectors ",
+    len = (size_t) snprintf (buf, buflen,
+                             "torn: block at %" PRIu64 " generation %" PRIu32
+                             ", sectors ",
                              key->offset_bytes, key->generation);
     describe_sectors (r, nr_sectors, buf, buflen, &len);
     if (len < buflen)
-      snprintf (buf + len, buflen - len, " of %" PRIu32 " differ",
-                nr_sectors);
+      snprintf (buf + len, buflen - len, " of %" PRIu32 " differ", nr_sectors);
     break;
   default:
-    snprintf (buf, buflen, "%s: block at %" PRIu64 " (expected generation %"
-              PRIu32 ")", lb_pattern_class_name (r->cls), key->offset_bytes,
+    snprintf (buf, buflen,
+              "%s: block at %" PRIu64 " (expected generation %" PRIu32 ")",
+              lb_pattern_class_name (r->cls), key->offset_bytes,
               key->generation);
   }
   return buf;

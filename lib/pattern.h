@@ -44,22 +44,22 @@ struct lb_pattern_key {
 
 enum lb_pattern_class {
   LB_PATTERN_GOOD,
-  LB_PATTERN_NEVER_WRITTEN,     /* all zeros where data was expected */
-  LB_PATTERN_STALE,             /* this block, an older generation */
-  LB_PATTERN_MISDIRECTED,       /* a block stamped for another offset */
-  LB_PATTERN_TORN,              /* partly the expected block */
-  LB_PATTERN_FOREIGN,           /* anything else */
+  LB_PATTERN_NEVER_WRITTEN, /* all zeros where data was expected */
+  LB_PATTERN_STALE,         /* this block, an older generation */
+  LB_PATTERN_MISDIRECTED,   /* a block stamped for another offset */
+  LB_PATTERN_TORN,          /* partly the expected block */
+  LB_PATTERN_FOREIGN,       /* anything else */
   LB_PATTERN__COUNT
 };
 
 struct lb_pattern_result {
   enum lb_pattern_class cls;
-  uint64_t found_offset_bytes;  /* MISDIRECTED: offset named by the header */
-  uint32_t found_generation;    /* STALE, MISDIRECTED: header generation */
-  bool found_intact;            /* the found block's own checksum holds */
-  uint32_t nr_bad_sectors;      /* TORN: 512-byte sectors that differ */
-  uint32_t first_bad_sector;    /* TORN: index of the first one */
-  uint8_t bad_sectors[LB_PATTERN_MAX_SECTORS / 8];  /* TORN: bitmap */
+  uint64_t found_offset_bytes; /* MISDIRECTED: offset named by the header */
+  uint32_t found_generation;   /* STALE, MISDIRECTED: header generation */
+  bool found_intact;           /* the found block's own checksum holds */
+  uint32_t nr_bad_sectors;     /* TORN: 512-byte sectors that differ */
+  uint32_t first_bad_sector;   /* TORN: index of the first one */
+  uint8_t bad_sectors[LB_PATTERN_MAX_SECTORS / 8]; /* TORN: bitmap */
 };
 
 /* True when block_bytes is a power of two from 512 to 64 KiB. */
@@ -97,7 +97,7 @@ const char *lb_pattern_class_name (enum lb_pattern_class cls);
  * Returns buf.
  */
 char *lb_pattern_describe (const struct lb_pattern_key *key,
-                           const struct lb_pattern_result *r,
-                           char *buf, size_t buflen);
+                           const struct lb_pattern_result *r, char *buf,
+                           size_t buflen);
 
 #endif /* LARGEBLOCK_PATTERN_H */

@@ -48,7 +48,7 @@
 #define NODE_SHIFT 9
 #define NODE_SLOTS (1u << NODE_SHIFT)
 #define NR_STRIPES 256
-#define GROUP_SHIFT 16          /* lock groups span 64 KiB of folios */
+#define GROUP_SHIFT 16 /* lock groups span 64 KiB of folios */
 
 struct node {
   _Atomic (void *) slot[NODE_SLOTS];
@@ -60,13 +60,13 @@ struct stripe {
 } __attribute__ ((aligned (64)));
 
 struct ramstore {
-  struct lb_store store;        /* must be first */
+  struct lb_store store; /* must be first */
   const struct lb_geometry *g;
-  unsigned levels;              /* 1: the root's slots are folios */
-  unsigned group_shift;         /* log2 of folios per lock group */
+  unsigned levels;      /* 1: the root's slots are folios */
+  unsigned group_shift; /* log2 of folios per lock group */
   struct node *root;
-  uint64_t limit_folios;        /* 0: unlimited */
-  _Atomic uint64_t charged;     /* allocated + reserved by writes */
+  uint64_t limit_folios;    /* 0: unlimited */
+  _Atomic uint64_t charged; /* allocated + reserved by writes */
   _Atomic uint64_t allocated;
   _Atomic uint64_t peak;
   _Atomic uint64_t nr_nodes;
@@ -153,9 +153,8 @@ typedef int (*range_fn) (struct ramstore *rs, uint64_t first, uint64_t nr,
                          _Atomic (void *) *slots, void *opaque);
 
 static int
-walk_node (struct ramstore *rs, struct node *n, unsigned level,
-           uint64_t base, uint64_t first, uint64_t last,
-           range_fn fn, void *opaque)
+walk_node (struct ramstore *rs, struct node *n, unsigned level, uint64_t base,
+           uint64_t first, uint64_t last, range_fn fn, void *opaque)
 {
   const unsigned shift = span_shift (level);
   unsigned i = (unsigned) ((first - base) >> shift);
@@ -174,9 +173,9 @@ walk_node (struct ramstore *rs, struct node *n, unsigned level,
     if (child_base > last)
       break;
     child = atomic_load_explicit (&n->slot[i], memory_order_acquire);
-    r = child ? walk_node (rs, child, level - 1, child_base, lo, hi,
-                           fn, opaque)
-              : fn (rs, lo, hi - lo + 1, NULL, opaque);
+    r = child
+      ? walk_node (rs, child, level - 1, child_base, lo, hi, fn, opaque)
+      : fn (rs, lo, hi - lo + 1, NULL, opaque);
     if (r != 0)
       return r;
   }
@@ -184,8 +183,8 @@ walk_node (struct ramstore *rs, struct node *n, unsigned level,
 }
 
 static int
-walk_range (struct ramstore *rs, uint64_t first, uint64_t last,
-            range_fn fn, void *opaque)
+walk_range (struct ramstore *rs, uint64_t first, uint64_t last, range_fn fn,
+            void *opaque)
 {
   return walk_node (rs, rs->root, rs->levels, 0, first, last, fn, opaque);
 }
@@ -231,7 +230,8 @@ static void
 note_allocated (struct ramstore *rs)
 {
   uint64_t now = atomic_fetch_add_explicit (&rs->allocated, 1,
-                                            memory_order_relaxed) + 1;
+                                            memory_order_relaxed) +
+    1;
   uint64_t peak = atomic_load_explicit (&rs->peak, memory_order_relaxed);
 
   while (now > peak &&
@@ -258,14 +258,15 @@ release_folio_locked (struct ramstore *rs, struct stripe *st,
 
 /* ---- splitting a request ---- */
 
-/* Part of a request inside one lock group: folios [first, first + nr), whose bottom-level slots are contiguous.
+/* Part of a request inside one lock group: folios [first, first + nr), whose
+ * bottom-level slots are contiguous.
  */
 struct group_span {
-  uint64_t offset;              /* byte offset on the disk */
+  uint64_t offset; /* byte offset on the disk */
   uint64_t first;
   uint32_t nr;
   uint32_t bytes;
-  size_t done;                  /* bytes of the request before this span */
+  size_t done; /* bytes of the request before this span */
 };
 
 typedef int (*group_fn) (struct ramstore *rs, const struct group_span *gs,
@@ -279,8 +280,8 @@ for_each_group (struct ramstore *rs, uint64_t offset, uint64_t count,
                 group_fn fn, void *opaque)
 {
   const struct lb_geometry *g = rs->g;
-  const uint64_t group_bytes =
-    UINT64_C (1) << (g->physical_shift + rs->group_shift);
+  const uint64_t group_bytes = UINT64_C (1)
+    << (g->physical_shift + rs->group_shift);
   size_t done = 0;
 
   while (count > 0) {
@@ -292,8 +293,8 @@ for_each_group (struct ramstore *rs, uint64_t offset, uint64_t count,
       .done = done,
     };
 
-    gs.nr = (uint32_t) (lb_folio_idx (g, offset + gs.bytes - 1) - gs.first
-                        + 1);
+    gs.nr = (uint32_t) (lb_folio_idx (g, offset + gs.bytes - 1) - gs.first +
+                        1);
     if (fn (rs, &gs, opaque) == -1)
       return -1;
     offset += gs.bytes;
@@ -318,11 +319,11 @@ piece_bytes (const struct lb_geometry *g, const struct group_span *gs,
 /* Visit a span folio by folio: slot i of the span holds bytes
  * [in_folio, in_folio + len) of the piece at pos bytes into the span.
  */
-#define for_each_piece(g, gs, i, pos, in_folio, len)                     \
-  for (uint32_t i = 0, pos = 0,                                         \
-         in_folio = lb_folio_offset ((g), (gs)->offset), len;           \
-       pos < (gs)->bytes                                                 \
-         && ((len = piece_bytes ((g), (gs), pos, in_folio)), true);     \
+#define for_each_piece(g, gs, i, pos, in_folio, len) \
+  for (uint32_t i = 0, pos = 0, \
+                in_folio = lb_folio_offset ((g), (gs)->offset), len; \
+       pos < (gs)->bytes && \
+       ((len = piece_bytes ((g), (gs), pos, in_folio)), true); \
        i++, pos += len, in_folio = 0)
 
 static bool
@@ -368,7 +369,7 @@ ram_pread (struct lb_store *s, void *buf, uint32_t count, uint64_t offset)
 /* State of a write (or a NO_HOLE zero: src == NULL writes zeros). */
 struct write_state {
   const char *src;
-  uint64_t reserved;            /* folios charged in advance, unused yet */
+  uint64_t reserved; /* folios charged in advance, unused yet */
 };
 
 static int
@@ -379,8 +380,8 @@ count_absent_group (struct ramstore *rs, const struct group_span *gs,
   uint64_t *absent = opaque;
 
   for (uint32_t i = 0; i < gs->nr; i++)
-    if (slots == NULL
-        || atomic_load_explicit (&slots[i], memory_order_acquire) == NULL)
+    if (slots == NULL ||
+        atomic_load_explicit (&slots[i], memory_order_acquire) == NULL)
       (*absent)++;
   return 0;
 }
@@ -509,7 +510,7 @@ release_run (struct ramstore *rs, uint64_t first, uint64_t nr,
              _Atomic (void *) *slots, void *opaque)
 {
   if (slots == NULL)
-    return 0;                   /* nothing allocated under here */
+    return 0; /* nothing allocated under here */
   for (uint64_t i = 0; i < nr; i++) {
     struct stripe *st;
 
@@ -540,8 +541,7 @@ release_range (struct ramstore *rs, uint64_t offset, uint64_t count)
     return for_each_group (rs, offset, count, zero_part_group, NULL);
 
   if (offset < whole_start)
-    for_each_group (rs, offset, whole_start - offset, zero_part_group,
-                    NULL);
+    for_each_group (rs, offset, whole_start - offset, zero_part_group, NULL);
   walk_range (rs, lb_folio_idx (g, whole_start),
               lb_folio_idx (g, whole_end - 1), release_run, NULL);
   if (whole_end < end)
@@ -556,8 +556,7 @@ ram_trim (struct lb_store *s, uint32_t count, uint64_t offset)
 }
 
 static int
-ram_zero (struct lb_store *s, uint32_t count, uint64_t offset,
-          unsigned flags)
+ram_zero (struct lb_store *s, uint32_t count, uint64_t offset, unsigned flags)
 {
   struct ramstore *rs = to_ramstore (s);
 
@@ -595,8 +594,7 @@ extent_run (struct ramstore *rs, uint64_t first, uint64_t nr,
     return lb_extents_add (reply, lb_folio_to_bytes (rs->g, first),
                            lb_folio_to_bytes (rs->g, first + nr), true);
   for (uint64_t i = 0; i < nr; i++) {
-    bool hole = atomic_load_explicit (&slots[i], memory_order_acquire)
-                == NULL;
+    bool hole = atomic_load_explicit (&slots[i], memory_order_acquire) == NULL;
     r = lb_extents_add (reply, lb_folio_to_bytes (rs->g, first + i),
                         lb_folio_to_bytes (rs->g, first + i + 1), hole);
     if (r != 0)
@@ -606,8 +604,8 @@ extent_run (struct ramstore *rs, uint64_t first, uint64_t nr,
 }
 
 static int
-ram_extents (struct lb_store *s, uint32_t count, uint64_t offset,
-             bool req_one, lb_extent_fn fn, void *opaque)
+ram_extents (struct lb_store *s, uint32_t count, uint64_t offset, bool req_one,
+             lb_extent_fn fn, void *opaque)
 {
   struct ramstore *rs = to_ramstore (s);
   struct lb_extents reply;
@@ -636,8 +634,9 @@ ram_usage (struct lb_store *s, struct lb_store_usage *u)
   u->folios_allocated = atomic_load (&rs->allocated);
   u->folios_peak = atomic_load (&rs->peak);
   u->bytes_resident = u->folios_allocated * rs->g->physical_bytes;
-  u->metadata_bytes = (atomic_load (&rs->nr_nodes) + 1) * sizeof (struct node)
-                      + sizeof *rs + slab_meta;
+  u->metadata_bytes = (atomic_load (&rs->nr_nodes) + 1) *
+      sizeof (struct node) +
+    sizeof *rs + slab_meta;
 }
 
 static void
@@ -698,8 +697,9 @@ lb_ramstore_new (const struct lb_geometry *g, uint64_t memory_limit_bytes)
   rs->g = g;
   rs->levels = levels_for (g->nr_folios);
   /* Groups never straddle a bottom node: at most 128 of its 512 slots. */
-  rs->group_shift = g->physical_shift >= GROUP_SHIFT ? 0
-                    : GROUP_SHIFT - g->physical_shift;
+  rs->group_shift = g->physical_shift >= GROUP_SHIFT
+    ? 0
+    : GROUP_SHIFT - g->physical_shift;
   rs->limit_folios = memory_limit_bytes >> g->physical_shift;
   for (unsigned i = 0; i < NR_STRIPES; i++) {
     pthread_rwlock_init (&rs->stripes[i].lock, NULL);

@@ -60,8 +60,9 @@ lb_slab_init (struct lb_slab *s, size_t folio_bytes)
                                                  : HUGE_PAGE_BYTES;
   /* Sub-page slabs keep one uint16_t live count per page in page 0. */
   s->first_slot_offset = is_sub_page (s) ? page_bytes () : 0;
-  assert (s->arena_bytes / page_bytes () * sizeof (uint16_t)
-          <= page_bytes () || !is_sub_page (s));
+  assert (s->arena_bytes / page_bytes () * sizeof (uint16_t) <=
+            page_bytes () ||
+          !is_sub_page (s));
   s->slots_per_arena = (s->arena_bytes - s->first_slot_offset) / folio_bytes;
   return 0;
 }
@@ -80,8 +81,8 @@ map_aligned (size_t bytes)
               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (raw == MAP_FAILED)
     return NULL;
-  aligned = (char *) (((uintptr_t) raw + HUGE_PAGE_BYTES - 1)
-                      & ~(uintptr_t) (HUGE_PAGE_BYTES - 1));
+  aligned = (char *) (((uintptr_t) raw + HUGE_PAGE_BYTES - 1) &
+                      ~(uintptr_t) (HUGE_PAGE_BYTES - 1));
   head = (size_t) (aligned - raw);
   tail = span - head - bytes;
   if (head)
@@ -98,7 +99,7 @@ map_aligned (size_t bytes)
 static void
 advise_huge_pages (const struct lb_slab *s, char *base)
 {
-#if defined (MADV_HUGEPAGE) && defined (MADV_NOHUGEPAGE)
+#if defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
   madvise (base, s->arena_bytes,
            s->folio_bytes >= HUGE_PAGE_BYTES ? MADV_HUGEPAGE
                                              : MADV_NOHUGEPAGE);
@@ -217,8 +218,8 @@ lb_slab_destroy (struct lb_slab *s)
 size_t
 lb_slab_metadata_bytes (const struct lb_slab *s)
 {
-  size_t bytes = s->nr_arenas * sizeof (struct lb_slab_arena)
-                 + s->free_capacity * sizeof (void *);
+  size_t bytes = s->nr_arenas * sizeof (struct lb_slab_arena) +
+    s->free_capacity * sizeof (void *);
 
   if (s->folio_bytes && is_sub_page (s))
     bytes += s->nr_arenas * page_bytes ();

@@ -26,14 +26,14 @@ struct lb_slab_arena;
 struct lb_slab {
   size_t folio_bytes;
   size_t arena_bytes;
-  size_t first_slot_offset;     /* bytes reserved for page counts */
+  size_t first_slot_offset; /* bytes reserved for page counts */
   size_t slots_per_arena;
   struct lb_slab_arena *arenas; /* every arena, for destroy */
   char *bump;                   /* next never-used slot in newest arena */
   size_t bump_left;
-  void **free_slots;            /* stack of freed slots */
+  void **free_slots; /* stack of freed slots */
   size_t nr_free;
-  size_t free_capacity;         /* >= every slot ever carved */
+  size_t free_capacity; /* >= every slot ever carved */
   size_t nr_arenas;
 };
 

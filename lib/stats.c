@@ -63,9 +63,10 @@ lb_stats_write_json (FILE *fp, const char *store_name,
 {
   fprintf (fp, "{\n");
   fprintf (fp, "  \"store\": \"%s\",\n", store_name);
-  fprintf (fp, "  \"geometry\": { \"size\": %" PRIu64 ", \"blksize\": %"
-           PRIu32 ", \"logical_blksize\": %" PRIu32 ", \"max_request\": %"
-           PRIu32 ", \"misaligned\": \"%s\" },\n",
+  fprintf (fp,
+           "  \"geometry\": { \"size\": %" PRIu64 ", \"blksize\": %" PRIu32
+           ", \"logical_blksize\": %" PRIu32 ", \"max_request\": %" PRIu32
+           ", \"misaligned\": \"%s\" },\n",
            g->size_bytes, g->physical_bytes, g->logical_bytes,
            g->max_request_bytes, misaligned_policy);
   fprintf (fp, "  \"folios_allocated\": %" PRIu64 ",\n",

@@ -23,8 +23,8 @@
 #include "geometry.h"
 
 /* Flags for the zero operation. */
-#define LB_ZERO_MAY_TRIM  (1u << 0)  /* may deallocate (no NO_HOLE) */
-#define LB_ZERO_FAST      (1u << 1)  /* fail with ENOTSUP unless fast */
+#define LB_ZERO_MAY_TRIM (1u << 0) /* may deallocate (no NO_HOLE) */
+#define LB_ZERO_FAST (1u << 1)     /* fail with ENOTSUP unless fast */
 
 /* Called once per run of extents, in ascending order, runs never
  * overlapping and never leaving [offset, offset + count).  Returns 0 to go
@@ -36,8 +36,8 @@ typedef int (*lb_extent_fn) (uint64_t offset, uint64_t length, bool hole,
 struct lb_store_usage {
   uint64_t folios_allocated;
   uint64_t folios_peak;
-  uint64_t bytes_resident;      /* folios_allocated * folio bytes */
-  uint64_t metadata_bytes;      /* index nodes and allocator bookkeeping */
+  uint64_t bytes_resident; /* folios_allocated * folio bytes */
+  uint64_t metadata_bytes; /* index nodes and allocator bookkeeping */
 };
 
 struct lb_store;

@@ -23,15 +23,15 @@
 static int
 start_nbdfuse (struct run *run, struct disk *d)
 {
-  char *argv[] = { "nbdfuse", "-P", d->fuse_pidfile, d->fuse_file,
-                   "--unix", d->sock, NULL };
+  char *argv[] = { "nbdfuse", "-P", d->fuse_pidfile, d->fuse_file, "--unix",
+                   d->sock,   NULL };
 
   snprintf (d->fuse_dir, sizeof d->fuse_dir, "%s/fuse%d", run->workdir,
             d->idx);
   snprintf (d->fuse_pidfile, sizeof d->fuse_pidfile, "%s/fuse%d.pid",
             run->workdir, d->idx);
-  snprintf (d->fuse_file, sizeof d->fuse_file, "%s/fuse%d/disk",
-            run->workdir, d->idx);
+  snprintf (d->fuse_file, sizeof d->fuse_file, "%s/fuse%d/disk", run->workdir,
+            d->idx);
   if (mkdir (d->fuse_dir, 0700) == -1) {
     fprintf (stderr, PROG ": mkdir %s: %m\n", d->fuse_dir);
     return -1;
@@ -46,8 +46,8 @@ static int
 attach_loop (struct run *run, struct disk *d)
 {
   char sector[32], out[256];
-  char *argv[] = { "losetup", "--find", "--show", "--sector-size", sector,
-                   "--direct-io=on", d->fuse_file, NULL };
+  char *argv[] = { "losetup", "--find",         "--show",     "--sector-size",
+                   sector,    "--direct-io=on", d->fuse_file, NULL };
   int status;
 
   if (start_nbdfuse (run, d) == -1 || proc_caught_signal ())
@@ -124,8 +124,8 @@ detach_loop (struct run *run, struct disk *d)
   int r = 0;
 
   /* Every loop device on our file, whatever losetup managed to say. */
-  if (d->loop_started
-      && kstate_for_each_loop (d->fuse_file, false, detach_one_loop, run))
+  if (d->loop_started &&
+      kstate_for_each_loop (d->fuse_file, false, detach_one_loop, run))
     r = -1;
   else
     d->dev[0] = '\0';

@@ -18,7 +18,7 @@
 #include "proc.h"
 #include "run.h"
 
-#define NBD_CONNECT_TRIES 8      /* free nbd devices tried when others race us */
+#define NBD_CONNECT_TRIES 8 /* free nbd devices tried when others race us */
 #define DISCONNECT_WAIT_MS 5000
 
 /* The kernel nbd driver sends reads and writes up to max_sectors_kb
@@ -31,18 +31,17 @@ limit_request_size (struct run *run, const char *dev)
   unsigned long now_kib, max_kib = run->geom.max_request_bytes / 1024;
 
   if (kstate_read_block_attr (dev, "queue/max_sectors_kb", &now_kib) == -1) {
-    fprintf (stderr, PROG ": %s: cannot read queue/max_sectors_kb: %m\n",
-             dev);
+    fprintf (stderr, PROG ": %s: cannot read queue/max_sectors_kb: %m\n", dev);
     return -1;
   }
   if (now_kib <= max_kib)
     return 0;
-  verbose (run, "limiting %s requests to %lu KiB (max-request)", dev,
-           max_kib);
+  verbose (run, "limiting %s requests to %lu KiB (max-request)", dev, max_kib);
   if (kstate_write_block_attr (dev, "queue/max_sectors_kb", max_kib) == -1) {
-    fprintf (stderr, PROG ": %s: cannot limit requests to max-request %u "
-             "with queue/max_sectors_kb: %m\n", dev,
-             run->geom.max_request_bytes);
+    fprintf (stderr,
+             PROG ": %s: cannot limit requests to max-request %u "
+                  "with queue/max_sectors_kb: %m\n",
+             dev, run->geom.max_request_bytes);
     return -1;
   }
   return 0;
@@ -51,8 +50,8 @@ limit_request_size (struct run *run, const char *dev)
 /* One nbd-client run, kept for the message if it is the one that fails. */
 struct nbd_try {
   char dev[32];
-  int status;                   /* nbd-client's wait status */
-  char err[2048];               /* its stderr */
+  int status;     /* nbd-client's wait status */
+  char err[2048]; /* its stderr */
 };
 
 /* Run nbd-client for t->dev; its stderr lands in t->err. */
@@ -60,10 +59,13 @@ static void
 run_nbd_client (struct run *run, struct disk *d, struct nbd_try *t)
 {
   char blksize[16];
-  char *argv[] = { "nbd-client", "-unix", d->sock, t->dev, "-b", blksize,
-                   NULL };
+  char *argv[] = {
+    "nbd-client", "-unix", d->sock, t->dev, "-b", blksize, NULL
+  };
   struct proc_spec spec = {
-    .argv = argv, .own_group = true, .err = PROC_PIPE,
+    .argv = argv,
+    .own_group = true,
+    .err = PROC_PIPE,
     .out = run->opt.verbose ? PROC_INHERIT : PROC_DEVNULL,
   };
   pid_t pid;
@@ -85,8 +87,8 @@ run_nbd_client (struct run *run, struct disk *d, struct nbd_try *t)
 static bool
 trying_is_ours (const struct disk *d)
 {
-  return d->nbd_trying[0] && d->nbd_client_pid > 0
-    && kstate_nbd_owner (d->nbd_trying) == d->nbd_client_pid;
+  return d->nbd_trying[0] && d->nbd_client_pid > 0 &&
+    kstate_nbd_owner (d->nbd_trying) == d->nbd_client_pid;
 }
 
 /* Connect /dev/nbdN to d's server.  In its default netlink mode
@@ -126,13 +128,16 @@ report_nbd_failure (struct run *run, const struct disk *d,
 
   if (!run->opt.verbose)
     fputs (t->err, stderr);
-  fprintf (stderr, PROG ": --attach=nbd: nbd-client %s connecting %s with "
-           "-b %u%s\n", proc_status_text (t->status, how, sizeof how),
-           t->dev, run->geom.logical_bytes,
+  fprintf (stderr,
+           PROG ": --attach=nbd: nbd-client %s connecting %s with "
+                "-b %u%s\n",
+           proc_status_text (t->status, how, sizeof how), t->dev,
+           run->geom.logical_bytes,
            strcmp (d->dev, t->dev) == 0 ? "; disconnecting it"
-           : run->geom.logical_bytes > (unsigned long) sysconf (_SC_PAGESIZE)
-           ? " (a logical block size above the page size needs Linux 6.15 "
-             "or later)" : "");
+             : run->geom.logical_bytes > (unsigned long) sysconf (_SC_PAGESIZE)
+             ? " (a logical block size above the page size needs Linux 6.15 "
+               "or later)"
+             : "");
 }
 
 /* Does nbdN exist (*exists) and has nobody connected it? */
@@ -191,17 +196,22 @@ attach_nbd (struct run *run, struct disk *d)
       break;
     failed = t;
     have_failed = true;
-    verbose (run, "%s may be open in another process; trying the next "
-             "device", t.dev);
+    verbose (run,
+             "%s may be open in another process; trying the next "
+             "device",
+             t.dev);
   }
   if (have_failed)
     report_nbd_failure (run, d, r == 2 ? &t : &failed);
   else if (tries == 0)
-    fprintf (stderr, PROG ": --attach=nbd: no free nbd device; every "
-             "/dev/nbdN is connected\n");
+    fprintf (stderr,
+             PROG ": --attach=nbd: no free nbd device; every "
+                  "/dev/nbdN is connected\n");
   else
-    fprintf (stderr, PROG ": --attach=nbd: other processes took %d free "
-             "nbd devices before nbd-client could connect them\n", tries);
+    fprintf (stderr,
+             PROG ": --attach=nbd: other processes took %d free "
+                  "nbd devices before nbd-client could connect them\n",
+             tries);
   return -1;
 }
 
@@ -227,10 +237,12 @@ detach_nbd (struct run *run, struct disk *d)
   verbose (run, "disconnecting %s", d->dev);
   if (run_teardown_step (run, argv) == -1)
     return -1;
-  if (proc_poll_until (disconnected, d->dev, DISCONNECT_WAIT_MS, 10,
-                       false) == 0) {
-    fprintf (stderr, PROG ": %s is still connected 5 s after nbd-client "
-             "-d\n", d->dev);
+  if (proc_poll_until (disconnected, d->dev, DISCONNECT_WAIT_MS, 10, false) ==
+      0) {
+    fprintf (stderr,
+             PROG ": %s is still connected 5 s after nbd-client "
+                  "-d\n",
+             d->dev);
     return -1;
   }
   d->dev[0] = '\0';
@@ -243,7 +255,8 @@ load_nbd_module (struct run *run)
 {
   char *argv[] = { "modprobe", "nbd", NULL };
   struct proc_spec spec = {
-    .argv = argv, .own_group = true,
+    .argv = argv,
+    .own_group = true,
     .out = run->opt.verbose ? PROC_INHERIT : PROC_DEVNULL,
     .err = run->opt.verbose ? PROC_INHERIT : PROC_DEVNULL,
   };
@@ -278,7 +291,8 @@ nbd_unavailable_reason (struct run *run)
     return "nbd-client is not installed";
   if (run->geom.max_request_bytes < page_bytes) {
     /* The kernel will not cap its requests below a page. */
-    snprintf (why, sizeof why, "max-request %u is below the page size "
+    snprintf (why, sizeof why,
+              "max-request %u is below the page size "
               "(%ld), the least the kernel can be told to send",
               run->geom.max_request_bytes, page_bytes);
     return why;

@@ -55,8 +55,8 @@ make_filesystem (struct run *run, struct disk *d)
 
   if (lb_mkfs_cmd_build (&cmd, run->opt.mkfs, run->geom.logical_bytes,
                          run->geom.physical_bytes, run->opt.fs_blksize,
-                         run->opt.mkfs_options, d->dev,
-                         err, sizeof err) == -1) {
+                         run->opt.mkfs_options, d->dev, err,
+                         sizeof err) == -1) {
     fprintf (stderr, PROG ": %s\n", err);
     return -1;
   }
@@ -109,11 +109,11 @@ set_up_disk (struct run *run, struct disk *d)
     return -1;
   if (run->attach->attach (run, d) == -1 || proc_caught_signal ())
     return -1;
-  if (run->opt.mkfs && (make_filesystem (run, d) == -1
-                        || proc_caught_signal ()))
+  if (run->opt.mkfs &&
+      (make_filesystem (run, d) == -1 || proc_caught_signal ()))
     return -1;
-  if (run->opt.mount_dir && (mount_filesystem (run, d) == -1
-                             || proc_caught_signal ()))
+  if (run->opt.mount_dir &&
+      (mount_filesystem (run, d) == -1 || proc_caught_signal ()))
     return -1;
   return 0;
 }
@@ -121,8 +121,8 @@ set_up_disk (struct run *run, struct disk *d)
 bool
 disk_is_mounted (const struct disk *d)
 {
-  return d->mount_started && d->dev[0]
-    && kstate_is_mounted_from (d->mnt_real, d->dev);
+  return d->mount_started && d->dev[0] &&
+    kstate_is_mounted_from (d->mnt_real, d->dev);
 }
 
 static bool

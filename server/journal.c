@@ -56,10 +56,12 @@ start_time_of (long pid)
   n = fread (buf, 1, sizeof buf - 1, fp);
   fclose (fp);
   buf[n] = '\0';
-  p = strrchr (buf, ')');       /* the command name may hold anything */
-  if (p == NULL
-      || sscanf (p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-                 "%*u %*u %*d %*d %*d %*d %*d %*d %llu", &t) != 1)
+  p = strrchr (buf, ')'); /* the command name may hold anything */
+  if (p == NULL ||
+      sscanf (p + 1,
+              " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+              "%*u %*u %*d %*d %*d %*d %*d %*d %llu",
+              &t) != 1)
     return 0;
   return t;
 }
@@ -81,7 +83,7 @@ journal_note (const struct run *run, const char *fmt, ...)
   journal_path (run->workdir, path, sizeof path);
   fp = fopen (path, "a");
   if (fp == NULL)
-    return;                     /* only --cleanup would miss it */
+    return; /* only --cleanup would miss it */
   va_start (ap, fmt);
   vfprintf (fp, fmt, ap);
   va_end (ap);
@@ -132,8 +134,8 @@ owner_alive (struct leftovers *l)
   unsigned long long t;
 
   rewind (l->journal);
-  if (fgets (line, sizeof line, l->journal) == NULL
-      || sscanf (line, "owner %ld %llu", &pid, &t) != 2)
+  if (fgets (line, sizeof line, l->journal) == NULL ||
+      sscanf (line, "owner %ld %llu", &pid, &t) != 2)
     return false;
   return start_time_of (pid) == t;
 }
@@ -160,8 +162,8 @@ nbd_noted_as_ours (struct leftovers *l, const char *dev)
 
   rewind (l->journal);
   while (fgets (line, sizeof line, l->journal))
-    if (sscanf (line, "nbd %63s %ld", noted, &pid) == 2
-        && strcmp (noted, dev) == 0 && kstate_nbd_owner (dev) == pid)
+    if (sscanf (line, "nbd %63s %ld", noted, &pid) == 2 &&
+        strcmp (noted, dev) == 0 && kstate_nbd_owner (dev) == pid)
       return true;
   return false;
 }
@@ -183,7 +185,7 @@ unmount_leftover (struct leftovers *l, const char *dir)
     return true;
   fprintf (stderr, PROG ": --cleanup: cannot unmount %s: %m%s\n", dir,
            errno == EBUSY ? " (is the dead run's COMMAND still using it?)"
-           : "");
+                          : "");
   l->failures++;
   return false;
 }
@@ -193,7 +195,7 @@ unmount_leftover (struct leftovers *l, const char *dir)
  */
 struct mount_list {
   struct leftovers *l;
-  bool fuse;                    /* FUSE mounts instead of the others */
+  bool fuse; /* FUSE mounts instead of the others */
   int n;
   char *dirs[MAX_LEFTOVER_MOUNTS];
 };
@@ -205,9 +207,9 @@ noted_mount (struct leftovers *l, const char *dir)
 
   rewind (l->journal);
   while (fgets (line, sizeof line, l->journal))
-    if (sscanf (line, "mount %4095s %63s", noted_dir, dev) == 2
-        && strcmp (noted_dir, dir) == 0 && kstate_is_mounted_from (dir, dev)
-        && device_is_ours (l, dev))
+    if (sscanf (line, "mount %4095s %63s", noted_dir, dev) == 2 &&
+        strcmp (noted_dir, dir) == 0 && kstate_is_mounted_from (dir, dev) &&
+        device_is_ours (l, dev))
       return true;
   return false;
 }
@@ -258,8 +260,8 @@ disconnect_leftover_nbd (struct leftovers *l, char *rest)
   char *argv[] = { "nbd-client", "-d", dev, NULL };
   long pid;
 
-  if (sscanf (rest, "%63s %ld", dev, &pid) != 2
-      || kstate_nbd_owner (dev) != pid)
+  if (sscanf (rest, "%63s %ld", dev, &pid) != 2 ||
+      kstate_nbd_owner (dev) != pid)
     return;
   verbose (l->run, "disconnecting %s", dev);
   if (run_teardown_step ((struct run *) l->run, argv) == -1)
@@ -302,8 +304,7 @@ stop_leftover_process (struct leftovers *l, pid_t pid)
     return;
   kill (pid, SIGKILL);
   if (!proc_poll_until (process_gone, &pid, PROC_GRACE_MS, 10, false)) {
-    fprintf (stderr, PROG ": --cleanup: pid %d survives SIGKILL\n",
-             (int) pid);
+    fprintf (stderr, PROG ": --cleanup: pid %d survives SIGKILL\n", (int) pid);
     l->failures++;
   }
 }
@@ -353,9 +354,9 @@ static void
 remove_run_dir (struct leftovers *l)
 {
   if (kstate_for_each_mount (find_mount_under, l->dir) != 0)
-    return;                     /* already reported */
-  if (nftw (l->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT)
-      == -1) {
+    return; /* already reported */
+  if (nftw (l->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) ==
+      -1) {
     fprintf (stderr, PROG ": --cleanup: cannot remove %s: %m\n", l->dir);
     l->failures++;
   }
@@ -396,8 +397,7 @@ clean_run_dir (const struct run *run, const char *dir, int *failures)
     return;
   }
   if (owner_alive (&l))
-    verbose (run, "%s: its largeblock-run is still running; left alone",
-             dir);
+    verbose (run, "%s: its largeblock-run is still running; left alone", dir);
   else {
     fprintf (stderr, PROG ": cleaning up %s\n", dir);
     clean_dead_run (&l);
@@ -422,11 +422,11 @@ cleanup_dead_runs (const struct run *run)
     return 1;
   }
   while ((e = readdir (d)) != NULL) {
-    if (strncmp (e->d_name, "largeblock-run.", 15) != 0
-        || strlen (e->d_name) != 21)
+    if (strncmp (e->d_name, "largeblock-run.", 15) != 0 ||
+        strlen (e->d_name) != 21)
       continue;
-    if (snprintf (dir, sizeof dir, "%s/%s", base, e->d_name)
-        >= (int) sizeof dir - 16)
+    if (snprintf (dir, sizeof dir, "%s/%s", base, e->d_name) >=
+        (int) sizeof dir - 16)
       continue;
     clean_run_dir (run, dir, &failures);
   }

@@ -22,8 +22,7 @@ kstate_block_attr_path (char *path, size_t len, const char *dev,
 }
 
 int
-kstate_read_block_attr (const char *dev, const char *attr,
-                        unsigned long *val)
+kstate_read_block_attr (const char *dev, const char *attr, unsigned long *val)
 {
   char path[PATH_MAX];
   FILE *fp;
@@ -44,8 +43,7 @@ kstate_read_block_attr (const char *dev, const char *attr,
 }
 
 int
-kstate_write_block_attr (const char *dev, const char *attr,
-                         unsigned long val)
+kstate_write_block_attr (const char *dev, const char *attr, unsigned long val)
 {
   char path[PATH_MAX];
   FILE *fp;
@@ -133,8 +131,8 @@ unescape_octal (char *s)
   char *out = s;
 
   for (; *s; s++) {
-    if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0'
-        && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+    if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+        s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
       *out++ = (char) ((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
       s += 3;
     }
@@ -151,18 +149,18 @@ parse_mountinfo_line (char *line, struct kstate_mount *m)
   unsigned major, minor;
   char *save = NULL, *field, *dir = NULL;
 
-  field = strtok_r (line, " ", &save);            /* mount id */
-  field = field ? strtok_r (NULL, " ", &save) : NULL;   /* parent id */
-  field = field ? strtok_r (NULL, " ", &save) : NULL;   /* major:minor */
+  field = strtok_r (line, " ", &save);                /* mount id */
+  field = field ? strtok_r (NULL, " ", &save) : NULL; /* parent id */
+  field = field ? strtok_r (NULL, " ", &save) : NULL; /* major:minor */
   if (field == NULL || sscanf (field, "%u:%u", &major, &minor) != 2)
     return false;
-  field = strtok_r (NULL, " ", &save);            /* root */
+  field = strtok_r (NULL, " ", &save); /* root */
   dir = field ? strtok_r (NULL, " ", &save) : NULL;
   if (dir == NULL)
     return false;
-  while ((field = strtok_r (NULL, " ", &save)) != NULL
-         && strcmp (field, "-") != 0)
-    ;                                             /* options, tags */
+  while ((field = strtok_r (NULL, " ", &save)) != NULL &&
+         strcmp (field, "-") != 0)
+    ; /* options, tags */
   field = field ? strtok_r (NULL, " ", &save) : NULL;
   unescape_octal (dir);
   m->dir = dir;

@@ -40,16 +40,16 @@ int kstate_for_each_loop (const char *backing, bool under_dir,
                           int (*fn) (const char *dev, void *arg), void *arg);
 
 struct kstate_mount {
-  const char *dir;              /* mount point, unescaped */
+  const char *dir; /* mount point, unescaped */
   const char *fstype;
-  dev_t dev;                    /* st_dev of the mounted filesystem */
+  dev_t dev; /* st_dev of the mounted filesystem */
 };
 
 /* Call fn for each line of /proc/self/mountinfo, newest last.  Stops at
  * and returns fn's first non-zero result; else 0 (-1 if unreadable).
  */
-int kstate_for_each_mount (int (*fn) (const struct kstate_mount *m,
-                                      void *arg), void *arg);
+int kstate_for_each_mount (int (*fn) (const struct kstate_mount *m, void *arg),
+                           void *arg);
 
 /* Is dir a mount point now? */
 bool kstate_is_mount_point (const char *dir);

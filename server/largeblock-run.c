@@ -36,11 +36,13 @@
 static void
 usage (FILE *fp)
 {
-  fprintf (fp,
-"usage: " PROG " [--attach=auto|nbd|loop] [--disks=N] [--mkfs=xfs|ext4|btrfs]\n"
-"       [--fs-blksize=BYTES] [--mkfs-options=OPTS] [--mount[=DIR]]\n"
-"       [--plugin=PATH] [--verbose] [PARAM=VALUE ...] [-- COMMAND [ARG ...]]\n"
-"       " PROG " --cleanup [--verbose]\n");
+  fprintf (
+    fp,
+    "usage: " PROG
+    " [--attach=auto|nbd|loop] [--disks=N] [--mkfs=xfs|ext4|btrfs]\n"
+    "       [--fs-blksize=BYTES] [--mkfs-options=OPTS] [--mount[=DIR]]\n"
+    "       [--plugin=PATH] [--verbose] [PARAM=VALUE ...] [-- COMMAND [ARG ...]]\n"
+    "       " PROG " --cleanup [--verbose]\n");
 }
 
 static int
@@ -73,7 +75,7 @@ validate_params (struct run *run)
     goto out;
   }
   r = 0;
- out:
+out:
   lb_params_free (&p);
   return r;
 }
@@ -85,7 +87,9 @@ check_capabilities (void)
   capng_get_caps_process ();
   if (capng_have_capability (CAPNG_EFFECTIVE, CAP_SYS_ADMIN))
     return 0;
-  fprintf (stderr, PROG ": missing capability CAP_SYS_ADMIN "
+  fprintf (stderr,
+           PROG
+           ": missing capability CAP_SYS_ADMIN "
            "(needed to attach block devices and mount); nothing attached\n");
   return -1;
 }
@@ -165,8 +169,16 @@ remove_workdir (struct run *run)
 static int
 parse_options (struct run *run, int argc, char **argv)
 {
-  enum { O_ATTACH = 256, O_CLEANUP, O_DISKS, O_MKFS, O_MKFS_OPTIONS,
-         O_MOUNT, O_FS_BLKSIZE, O_PLUGIN };
+  enum {
+    O_ATTACH = 256,
+    O_CLEANUP,
+    O_DISKS,
+    O_MKFS,
+    O_MKFS_OPTIONS,
+    O_MOUNT,
+    O_FS_BLKSIZE,
+    O_PLUGIN
+  };
   static const struct option longopts[] = {
     { "attach", required_argument, NULL, O_ATTACH },
     { "cleanup", no_argument, NULL, O_CLEANUP },
@@ -203,10 +215,12 @@ parse_options (struct run *run, int argc, char **argv)
       break;
     case O_FS_BLKSIZE:
       run->opt.fs_blksize = strtoul (optarg, &end, 0);
-      if (*end || run->opt.fs_blksize < 512
-          || (run->opt.fs_blksize & (run->opt.fs_blksize - 1))) {
-        fprintf (stderr, PROG ": --fs-blksize=%s: must be a power of 2 "
-                 "of at least 512\n", optarg);
+      if (*end || run->opt.fs_blksize < 512 ||
+          (run->opt.fs_blksize & (run->opt.fs_blksize - 1))) {
+        fprintf (stderr,
+                 PROG ": --fs-blksize=%s: must be a power of 2 "
+                      "of at least 512\n",
+                 optarg);
         return -1;
       }
       break;
@@ -219,8 +233,8 @@ parse_options (struct run *run, int argc, char **argv)
   run->opt.params = &argv[optind];
   run->opt.nr_params = 0;
   if (!dashdash)
-    while (optind + run->opt.nr_params < argc
-           && strcmp (argv[optind + run->opt.nr_params], "--") != 0)
+    while (optind + run->opt.nr_params < argc &&
+           strcmp (argv[optind + run->opt.nr_params], "--") != 0)
       run->opt.nr_params++;
   if (optind + run->opt.nr_params < argc) {
     int cmd = optind + run->opt.nr_params + (dashdash ? 0 : 1);
@@ -228,8 +242,10 @@ parse_options (struct run *run, int argc, char **argv)
       run->opt.command = &argv[cmd];
   }
   if (run->opt.mkfs && !lb_mkfs_known (run->opt.mkfs)) {
-    fprintf (stderr, PROG ": --mkfs=%s: unknown filesystem; must be xfs, "
-             "ext4 or btrfs\n", run->opt.mkfs);
+    fprintf (stderr,
+             PROG ": --mkfs=%s: unknown filesystem; must be xfs, "
+                  "ext4 or btrfs\n",
+             run->opt.mkfs);
     return -1;
   }
   if (run->opt.mount_dir && !run->opt.mkfs) {

@@ -21,8 +21,8 @@ at_least_4k (uint32_t bytes)
 int
 lb_mkfs_known (const char *fstype)
 {
-  return strcmp (fstype, "xfs") == 0 || strcmp (fstype, "ext4") == 0
-    || strcmp (fstype, "btrfs") == 0;
+  return strcmp (fstype, "xfs") == 0 || strcmp (fstype, "ext4") == 0 ||
+    strcmp (fstype, "btrfs") == 0;
 }
 
 /* The program and its geometry options; returns the argument count. */
@@ -39,22 +39,32 @@ add_geometry_args (struct lb_mkfs_cmd *cmd, const char *fstype,
               fs_blksize_bytes ? fs_blksize_bytes : physical_bytes);
     snprintf (cmd->sectsize_arg, sizeof cmd->sectsize_arg, "size=%" PRIu32,
               logical_bytes);
-    a[n++] = "mkfs.xfs"; a[n++] = "-f"; a[n++] = "-q";
-    a[n++] = "-b"; a[n++] = cmd->blksize_arg;
-    a[n++] = "-s"; a[n++] = cmd->sectsize_arg;
+    a[n++] = "mkfs.xfs";
+    a[n++] = "-f";
+    a[n++] = "-q";
+    a[n++] = "-b";
+    a[n++] = cmd->blksize_arg;
+    a[n++] = "-s";
+    a[n++] = cmd->sectsize_arg;
   }
   else if (strcmp (fstype, "ext4") == 0) {
     snprintf (cmd->blksize_arg, sizeof cmd->blksize_arg, "%" PRIu64,
               fs_blksize_bytes ? fs_blksize_bytes
                                : at_least_4k (logical_bytes));
-    a[n++] = "mkfs.ext4"; a[n++] = "-F"; a[n++] = "-q";
-    a[n++] = "-b"; a[n++] = cmd->blksize_arg;
+    a[n++] = "mkfs.ext4";
+    a[n++] = "-F";
+    a[n++] = "-q";
+    a[n++] = "-b";
+    a[n++] = cmd->blksize_arg;
   }
   else {
     snprintf (cmd->sectsize_arg, sizeof cmd->sectsize_arg, "%" PRIu32,
               at_least_4k (logical_bytes));
-    a[n++] = "mkfs.btrfs"; a[n++] = "-f"; a[n++] = "-q";
-    a[n++] = "-s"; a[n++] = cmd->sectsize_arg;
+    a[n++] = "mkfs.btrfs";
+    a[n++] = "-f";
+    a[n++] = "-q";
+    a[n++] = "-s";
+    a[n++] = cmd->sectsize_arg;
   }
   return n;
 }
@@ -70,8 +80,10 @@ lb_mkfs_cmd_build (struct lb_mkfs_cmd *cmd, const char *fstype,
 
   memset (cmd, 0, sizeof *cmd);
   if (!lb_mkfs_known (fstype)) {
-    return lb_fail (EINVAL, err, errlen, "--mkfs=%s: unknown filesystem; "
-                    "must be xfs, ext4 or btrfs", fstype);
+    return lb_fail (EINVAL, err, errlen,
+                    "--mkfs=%s: unknown filesystem; "
+                    "must be xfs, ext4 or btrfs",
+                    fstype);
   }
   n = add_geometry_args (cmd, fstype, logical_bytes, physical_bytes,
                          fs_blksize_bytes);
@@ -83,7 +95,8 @@ lb_mkfs_cmd_build (struct lb_mkfs_cmd *cmd, const char *fstype,
          tok = strtok_r (NULL, " \t", &saveptr)) {
       if (n == LB_MKFS_MAX_ARGS - 1) {
         lb_mkfs_cmd_free (cmd);
-        return lb_fail (EINVAL, err, errlen, "--mkfs-options: too many "
+        return lb_fail (EINVAL, err, errlen,
+                        "--mkfs-options: too many "
                         "words (mkfs takes at most %d arguments here)",
                         LB_MKFS_MAX_ARGS);
       }

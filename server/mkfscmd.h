@@ -17,10 +17,10 @@
 #define LB_MKFS_MAX_ARGS 64
 
 struct lb_mkfs_cmd {
-  char *argv[LB_MKFS_MAX_ARGS + 1];     /* NULL-terminated */
+  char *argv[LB_MKFS_MAX_ARGS + 1]; /* NULL-terminated */
   char blksize_arg[32];
   char sectsize_arg[32];
-  char *extra;                          /* split copy of extra options */
+  char *extra; /* split copy of extra options */
 };
 
 /* 1 if fstype is one we can make (xfs, ext4, btrfs), else 0. */

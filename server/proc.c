@@ -22,13 +22,13 @@
 #include "proc.h"
 
 #define PROG "largeblock-run"
-#define STOP_GRACE_MS 1000      /* a set-up helper that outlives its signal */
-#define RESEND_TERM_MS 500      /* a daemon may not listen yet: say it again */
-#define WAKE_MS 200             /* belt and braces: look again at least this often */
+#define STOP_GRACE_MS 1000 /* a set-up helper that outlives its signal */
+#define RESEND_TERM_MS 500 /* a daemon may not listen yet: say it again */
+#define WAKE_MS 200 /* belt and braces: look again at least this often */
 
 static volatile sig_atomic_t caught_signal;
-static sigset_t handled;        /* blocked except inside wait_event */
-static sigset_t while_waiting;  /* the mask inside wait_event */
+static sigset_t handled;       /* blocked except inside wait_event */
+static sigset_t while_waiting; /* the mask inside wait_event */
 static bool initialised;
 
 static void
@@ -228,8 +228,7 @@ close_fd (int *fd)
 }
 
 int
-proc_spawn (const struct proc_spec *spec, pid_t *pid, int *out_fd,
-            int *err_fd)
+proc_spawn (const struct proc_spec *spec, pid_t *pid, int *out_fd, int *err_fd)
 {
   int out[2], err[2];
 
@@ -257,7 +256,7 @@ proc_spawn (const struct proc_spec *spec, pid_t *pid, int *out_fd,
     return -1;
   }
   if (spec->own_group)
-    setpgid (*pid, *pid);       /* also here: no race with our kill */
+    setpgid (*pid, *pid); /* also here: no race with our kill */
   if (out_fd)
     *out_fd = out[0];
   else
@@ -310,7 +309,7 @@ drain (int fd, char *buf, size_t buflen, size_t *len)
     if (buf == NULL || buflen < 2)
       continue;
     for (ssize_t i = 0; i < n; i++) {
-      if (*len == buflen - 1) {         /* full: keep the newer half */
+      if (*len == buflen - 1) { /* full: keep the newer half */
         memmove (buf, buf + *len / 2, *len - *len / 2);
         *len -= *len / 2;
       }
@@ -362,7 +361,7 @@ proc_wait (pid_t *pid, enum proc_on_signal on_signal, int fd, char *buf,
     wait_event (fd, WAKE_MS);
   }
   if (fd >= 0) {
-    drain (fd, buf, buflen, &len);      /* what is there; no more waiting */
+    drain (fd, buf, buflen, &len); /* what is there; no more waiting */
     close_fd (&fd);
   }
   *pid = 0;
@@ -386,8 +385,8 @@ proc_stop (const char *what, pid_t *pid)
     if (proc_poll_until (reaped, pid, RESEND_TERM_MS, 10, false))
       return;
   }
-  fprintf (stderr, PROG ": %s (pid %d) ignored SIGTERM, killing it\n",
-           what, (int) *pid);
+  fprintf (stderr, PROG ": %s (pid %d) ignored SIGTERM, killing it\n", what,
+           (int) *pid);
   signal_child (*pid, SIGKILL);
   waitpid (*pid, NULL, 0);
   *pid = 0;

@@ -25,28 +25,28 @@
 
 /* Where a child's stdout or stderr goes. */
 enum proc_sink {
-  PROC_INHERIT,                 /* ours */
-  PROC_DEVNULL,                 /* /dev/null */
-  PROC_PIPE,                    /* a pipe the caller reads */
+  PROC_INHERIT, /* ours */
+  PROC_DEVNULL, /* /dev/null */
+  PROC_PIPE,    /* a pipe the caller reads */
 };
 
 /* What a wait does when largeblock-run catches a signal meanwhile. */
 enum proc_on_signal {
-  PROC_STOP,                    /* set-up step: pass the signal to the
-                                 * child's process group, SIGKILL it if it
-                                 * lives on; the wait returns promptly */
-  PROC_FORWARD,                 /* the user's command: pass the signal to
-                                 * it and give it PROC_GRACE_MS to end */
-  PROC_FINISH,                  /* teardown step: let it run to the end */
+  PROC_STOP,    /* set-up step: pass the signal to the
+                 * child's process group, SIGKILL it if it
+                 * lives on; the wait returns promptly */
+  PROC_FORWARD, /* the user's command: pass the signal to
+                 * it and give it PROC_GRACE_MS to end */
+  PROC_FINISH,  /* teardown step: let it run to the end */
 };
 
 #define PROC_GRACE_MS 5000
 
 struct proc_spec {
-  char *const *argv;            /* argv[0] is found on PATH */
+  char *const *argv; /* argv[0] is found on PATH */
   enum proc_sink out, err;
-  bool own_group;               /* start a process group of its own */
-  bool drop_caps;               /* clear and lock every capability */
+  bool own_group; /* start a process group of its own */
+  bool drop_caps; /* clear and lock every capability */
 };
 
 /* Install the handlers and block the signals (see above).  Idempotent. */
@@ -68,8 +68,8 @@ int proc_spawn (const struct proc_spec *spec, pid_t *pid, int *out_fd,
  * last buflen - 1 bytes of what it writes, NUL-terminated; fd is closed.
  * Sets *pid = 0 once reaped.  Returns the wait status, or -1.
  */
-int proc_wait (pid_t *pid, enum proc_on_signal on_signal, int fd,
-               char *buf, size_t buflen);
+int proc_wait (pid_t *pid, enum proc_on_signal on_signal, int fd, char *buf,
+               size_t buflen);
 
 /* Stop a daemon we started: SIGTERM to its process group, repeated in
  * case it was not yet listening, SIGKILL after PROC_GRACE_MS; reaped.

@@ -24,7 +24,7 @@
 #define PROG "largeblock-run"
 #define MAX_DISKS 16
 #define START_TIMEOUT_MS 30000
-#define BUSY_RETRIES 25          /* x 200 ms: a busy unmount gets 5 s */
+#define BUSY_RETRIES 25 /* x 200 ms: a busy unmount gets 5 s */
 
 struct options {
   const char *plugin;
@@ -32,11 +32,11 @@ struct options {
   const char *attach;
   const char *mkfs;
   const char *mkfs_options;
-  const char *mount_dir;        /* "" for a private temporary directory */
+  const char *mount_dir; /* "" for a private temporary directory */
   unsigned long fs_blksize;
   unsigned disks;
   bool verbose;
-  bool cleanup;                 /* --cleanup: remove what dead runs left */
+  bool cleanup; /* --cleanup: remove what dead runs left */
   char **params;
   int nr_params;
   char **command;
@@ -49,17 +49,17 @@ struct disk {
   char fuse_dir[PATH_MAX];
   char fuse_pidfile[PATH_MAX];
   char fuse_file[PATH_MAX];
-  char dev[64];                 /* the attached block device, "" if none */
+  char dev[64]; /* the attached block device, "" if none */
   char mnt[PATH_MAX];
-  char mnt_real[PATH_MAX];      /* mnt as the mount table names it */
+  char mnt_real[PATH_MAX]; /* mnt as the mount table names it */
   pid_t server_pid;
   pid_t fuse_pid;
-  pid_t nbd_client_pid;         /* the nbd-client whose connection is ours */
-  char nbd_trying[32];          /* device nbd-client may have connected */
-  bool fuse_started;            /* nbdfuse ran: fuse_dir may be mounted */
-  bool loop_started;            /* losetup ran: fuse_file may be attached */
-  bool mount_started;           /* mount ran: mnt may be mounted from dev */
-  bool mnt_is_ours;             /* we created the directory */
+  pid_t nbd_client_pid; /* the nbd-client whose connection is ours */
+  char nbd_trying[32];  /* device nbd-client may have connected */
+  bool fuse_started;    /* nbdfuse ran: fuse_dir may be mounted */
+  bool loop_started;    /* losetup ran: fuse_file may be attached */
+  bool mount_started;   /* mount ran: mnt may be mounted from dev */
+  bool mnt_is_ours;     /* we created the directory */
 };
 
 struct run;
@@ -84,9 +84,9 @@ struct run {
   struct options opt;
   struct lb_geometry geom;
   const struct attach_ops *attach;
-  char workdir[PATH_MAX / 2];   /* leaves room for file names */
+  char workdir[PATH_MAX / 2]; /* leaves room for file names */
   struct disk disks[MAX_DISKS];
-  unsigned nr_disks;            /* disks whose set-up began */
+  unsigned nr_disks; /* disks whose set-up began */
 };
 
 /* Messages shown with --verbose. */

@@ -44,7 +44,8 @@ static int
 run_helper (struct run *run, char *const argv[], enum proc_on_signal on_signal)
 {
   struct proc_spec spec = {
-    .argv = argv, .own_group = true,
+    .argv = argv,
+    .own_group = true,
     .out = run->opt.verbose ? PROC_INHERIT : PROC_DEVNULL,
   };
   char how[64];
@@ -79,7 +80,8 @@ int
 run_step_capture (struct run *run, char *const argv[], char *out,
                   size_t outlen)
 {
-  struct proc_spec spec = { .argv = argv, .own_group = true,
+  struct proc_spec spec = { .argv = argv,
+                            .own_group = true,
                             .out = PROC_PIPE };
   int fd;
   pid_t pid;
@@ -114,7 +116,9 @@ start_daemon (struct run *run, const char *what, char *const argv[],
               const char *pidfile, bool drop_caps, pid_t *pid)
 {
   struct proc_spec spec = {
-    .argv = argv, .own_group = true, .drop_caps = drop_caps,
+    .argv = argv,
+    .own_group = true,
+    .drop_caps = drop_caps,
     .out = run->opt.verbose ? PROC_INHERIT : PROC_DEVNULL,
   };
   struct daemon_start s = { .pidfile = pidfile, .pid = pid };
@@ -144,8 +148,10 @@ check_logical_blksize (const struct run *run, const char *dev)
     return -1;
   }
   if (got != run->geom.logical_bytes) {
-    fprintf (stderr, PROG ": %s: kernel logical block size is %lu, "
-             "logical-blksize is %u\n", dev, got, run->geom.logical_bytes);
+    fprintf (stderr,
+             PROG ": %s: kernel logical block size is %lu, "
+                  "logical-blksize is %u\n",
+             dev, got, run->geom.logical_bytes);
     return -1;
   }
   return 0;

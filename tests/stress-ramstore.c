@@ -32,12 +32,16 @@
 
 static struct lb_geometry geom;
 static struct lb_store *store;
-static unsigned char *model;    /* lower half only */
+static unsigned char *model; /* lower half only */
 static unsigned ops_per_thread = 20000;
 static _Atomic int failed;
 
-#define FAIL(...) do { fprintf (stderr, "FAIL: " __VA_ARGS__); \
-                       fputc ('\n', stderr); failed = 1; } while (0)
+#define FAIL(...) \
+  do { \
+    fprintf (stderr, "FAIL: " __VA_ARGS__); \
+    fputc ('\n', stderr); \
+    failed = 1; \
+  } while (0)
 
 static uint32_t
 next_rand (uint32_t *state)
@@ -76,15 +80,17 @@ static void
 owned_op (unsigned tid, uint32_t *rnd, unsigned char *buf)
 {
   const unsigned folios = HALF / PHYSICAL;
-  uint64_t folio = (next_rand (rnd) % (folios / NR_THREADS)) * NR_THREADS
-                   + tid;
+  uint64_t folio = (next_rand (rnd) % (folios / NR_THREADS)) * NR_THREADS +
+    tid;
   uint64_t first = next_rand (rnd) % (PHYSICAL / LOGICAL);
   uint64_t nblocks = 1 + next_rand (rnd) % (PHYSICAL / LOGICAL - first);
   uint64_t off = folio * PHYSICAL + first * LOGICAL;
   uint32_t len = (uint32_t) (nblocks * LOGICAL);
 
   switch (next_rand (rnd) % 6) {
-  case 0: case 1: case 2:
+  case 0:
+  case 1:
+  case 2:
     for (uint32_t i = 0; i < len; i++)
       buf[i] = (unsigned char) next_rand (rnd);
     if (store->ops->pwrite (store, buf, len, off, false) == -1)
@@ -113,10 +119,10 @@ owned_op (unsigned tid, uint32_t *rnd, unsigned char *buf)
 static void
 shared_op (uint32_t *rnd, unsigned char *buf)
 {
-  const unsigned shared_folios = 8;     /* few folios: many collisions */
+  const unsigned shared_folios = 8; /* few folios: many collisions */
   uint64_t folio = HALF / PHYSICAL + next_rand (rnd) % shared_folios;
-  uint64_t block = folio * (PHYSICAL / LOGICAL)
-                   + next_rand (rnd) % (PHYSICAL / LOGICAL);
+  uint64_t block = folio * (PHYSICAL / LOGICAL) +
+    next_rand (rnd) % (PHYSICAL / LOGICAL);
   uint64_t off = block * LOGICAL;
 
   switch (next_rand (rnd) % 4) {
@@ -186,8 +192,8 @@ final_checks (void)
     FAIL ("accounting says %" PRIu64 " folios, extents show %" PRIu64,
           u.folios_allocated, data_folios);
   printf ("stress-ramstore: %u threads x %u ops, %" PRIu64
-          " folios allocated (peak %" PRIu64 ")\n", NR_THREADS,
-          ops_per_thread, u.folios_allocated, u.folios_peak);
+          " folios allocated (peak %" PRIu64 ")\n",
+          NR_THREADS, ops_per_thread, u.folios_allocated, u.folios_peak);
   free (disk);
 }
 

@@ -33,9 +33,9 @@
 static struct lb_params params;
 static struct lb_disk disk;
 static const struct lb_geometry *const geom = &disk.geom;
-static struct lb_store *store;  /* disk.store, once configured */
+static struct lb_store *store; /* disk.store, once configured */
 static struct lb_stats stats;
-static char *statsfile_path;    /* absolute: nbdkit may chdir("/") */
+static char *statsfile_path; /* absolute: nbdkit may chdir("/") */
 
 static void
 largeblock_load (void)
@@ -164,8 +164,8 @@ largeblock_after_fork (void)
                   "capability");
     return 0;
   }
-  r = lb_caps_drop (params.statsfile != NULL, kept, sizeof kept,
-                    err, sizeof err);
+  r = lb_caps_drop (params.statsfile != NULL, kept, sizeof kept, err,
+                    sizeof err);
   if (r == -1) {
     nbdkit_error ("largeblock: %s", err);
     return -1;
@@ -238,9 +238,8 @@ largeblock_export_description (void *handle)
   return nbdkit_printf_intern ("largeblock %s disk: %" PRIu64 " bytes, "
                                "logical block %" PRIu32 " bytes, physical "
                                "block %" PRIu32 " bytes",
-                               params.file ? "file" : "RAM",
-                               geom->size_bytes, geom->logical_bytes,
-                               geom->physical_bytes);
+                               params.file ? "file" : "RAM", geom->size_bytes,
+                               geom->logical_bytes, geom->physical_bytes);
 }
 
 static int
@@ -285,9 +284,9 @@ admit (enum lb_req_type type, uint32_t count, uint64_t offset)
   }
   lb_stats_count (&stats, type, 0);
   lb_stats_count_error (&stats, type);
-  nbdkit_error ("largeblock: %s", lb_align_describe (geom, type, offset,
-                                                     count, c, why,
-                                                     sizeof why));
+  nbdkit_error ("largeblock: %s",
+                lb_align_describe (geom, type, offset, count, c, why,
+                                   sizeof why));
   nbdkit_set_error (EINVAL);
   return -1;
 }
@@ -306,8 +305,8 @@ finish (enum lb_req_type type, int r, uint32_t count, uint64_t offset)
   lb_stats_count_error (&stats, type);
   if (err != ENOTSUP)
     nbdkit_error ("largeblock: %s of %" PRIu32 " bytes at offset %" PRIu64
-                  ": %s", lb_req_type_name (type), count, offset,
-                  strerror (err));
+                  ": %s",
+                  lb_req_type_name (type), count, offset, strerror (err));
   nbdkit_set_error (err);
   return -1;
 }
@@ -330,24 +329,22 @@ largeblock_pwrite (void *handle, const void *buf, uint32_t count,
 
   if (admit (LB_REQ_WRITE, count, offset) == -1)
     return -1;
-  return finish (LB_REQ_WRITE, store->ops->pwrite (store, buf, count, offset,
-                                                   fua),
-                 count, offset);
+  return finish (LB_REQ_WRITE,
+                 store->ops->pwrite (store, buf, count, offset, fua), count,
+                 offset);
 }
 
 static int
-largeblock_trim (void *handle, uint32_t count, uint64_t offset,
-                 uint32_t flags)
+largeblock_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
   if (admit (LB_REQ_TRIM, count, offset) == -1)
     return -1;
-  return finish (LB_REQ_TRIM, store->ops->trim (store, count, offset),
-                 count, offset);
+  return finish (LB_REQ_TRIM, store->ops->trim (store, count, offset), count,
+                 offset);
 }
 
 static int
-largeblock_zero (void *handle, uint32_t count, uint64_t offset,
-                 uint32_t flags)
+largeblock_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
   unsigned zflags = 0;
 
@@ -403,40 +400,40 @@ largeblock_extents (void *handle, uint32_t count, uint64_t offset,
 
 /* clang-format off: the table is aligned by hand */
 static struct nbdkit_plugin plugin = {
-  .name               = "largeblock",
-  .longname           = "largeblock large-block-size RAM and file disks",
-  .version            = PACKAGE_VERSION,
-  .description        = "RAM or file disk with large logical and physical "
-                        "blocks for testing Linux LBS",
-  .load               = largeblock_load,
-  .unload             = largeblock_unload,
-  .config             = largeblock_config,
-  .config_complete    = largeblock_config_complete,
-  .after_fork         = largeblock_after_fork,
-  .config_help        = largeblock_config_help,
-  .magic_config_key   = "size",
-  .dump_plugin        = largeblock_dump_plugin,
-  .open               = largeblock_open,
-  .get_size           = largeblock_get_size,
-  .block_size         = largeblock_block_size,
+  .name = "largeblock",
+  .longname = "largeblock large-block-size RAM and file disks",
+  .version = PACKAGE_VERSION,
+  .description = "RAM or file disk with large logical and physical "
+                 "blocks for testing Linux LBS",
+  .load = largeblock_load,
+  .unload = largeblock_unload,
+  .config = largeblock_config,
+  .config_complete = largeblock_config_complete,
+  .after_fork = largeblock_after_fork,
+  .config_help = largeblock_config_help,
+  .magic_config_key = "size",
+  .dump_plugin = largeblock_dump_plugin,
+  .open = largeblock_open,
+  .get_size = largeblock_get_size,
+  .block_size = largeblock_block_size,
   .export_description = largeblock_export_description,
-  .can_write          = largeblock_true,
-  .can_flush          = largeblock_true,
-  .is_rotational      = largeblock_false,
-  .can_trim           = largeblock_true,
-  .can_zero           = largeblock_true,
-  .can_fast_zero      = largeblock_true,
-  .can_fua            = largeblock_can_fua,
-  .can_multi_conn     = largeblock_true,
-  .can_extents        = largeblock_true,
-  .can_cache          = largeblock_can_cache,
-  .pread              = largeblock_pread,
-  .pwrite             = largeblock_pwrite,
-  .trim               = largeblock_trim,
-  .zero               = largeblock_zero,
-  .flush              = largeblock_flush,
-  .cache              = largeblock_cache,
-  .extents            = largeblock_extents,
+  .can_write = largeblock_true,
+  .can_flush = largeblock_true,
+  .is_rotational = largeblock_false,
+  .can_trim = largeblock_true,
+  .can_zero = largeblock_true,
+  .can_fast_zero = largeblock_true,
+  .can_fua = largeblock_can_fua,
+  .can_multi_conn = largeblock_true,
+  .can_extents = largeblock_true,
+  .can_cache = largeblock_can_cache,
+  .pread = largeblock_pread,
+  .pwrite = largeblock_pwrite,
+  .trim = largeblock_trim,
+  .zero = largeblock_zero,
+  .flush = largeblock_flush,
+  .cache = largeblock_cache,
+  .extents = largeblock_extents,
   .errno_is_preserved = 1,
 };
 /* clang-format on */

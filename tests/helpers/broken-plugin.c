@@ -58,7 +58,8 @@ broken_config (const char *key, const char *value)
     return nbdkit_parse_unsigned (key, value, &sector_mask);
   if (strcmp (key, "misaligned") == 0) {
     misaligned_mode = strcmp (value, "eio") == 0 ? MIS_EIO
-      : strcmp (value, "drop") == 0 ? MIS_DROP : MIS_EINVAL;
+      : strcmp (value, "drop") == 0              ? MIS_DROP
+                                                 : MIS_EINVAL;
     return 0;
   }
   if (strcmp (key, "freeze") == 0) {

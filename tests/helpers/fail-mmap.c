@@ -26,7 +26,7 @@ should_fail (size_t length, int flags)
   size_t min_bytes = min ? strtoull (min, NULL, 0) : 4u << 20;
 
   return flag && (flags & MAP_ANONYMOUS) && length >= min_bytes &&
-         access (flag, F_OK) == 0;
+    access (flag, F_OK) == 0;
 }
 
 void *
@@ -39,7 +39,7 @@ mmap (void *addr, size_t length, int prot, int flags, int fd, off_t offset)
     return MAP_FAILED;
   }
   if (real_mmap == NULL)
-    real_mmap = (void *(*) (void *, size_t, int, int, int, off_t))
-      dlsym (RTLD_NEXT, "mmap");
+    real_mmap = (void *(*) (void *, size_t, int, int, int,
+                            off_t)) dlsym (RTLD_NEXT, "mmap");
   return real_mmap (addr, length, prot, flags, fd, offset);
 }

@@ -76,8 +76,7 @@ START_TEST (test_every_class_every_type)
   ck_assert_int_eq (lb_align_classify (&g, t, 1, 1),
                     LB_ALIGN_MISALIGNED_OFFSET);
   /* precedence: past the end beats misalignment and size */
-  ck_assert_int_eq (lb_align_classify (&g, t, size - 1, 3),
-                    LB_ALIGN_PAST_END);
+  ck_assert_int_eq (lb_align_classify (&g, t, size - 1, 3), LB_ALIGN_PAST_END);
   /* precedence: too large beats misaligned (reads and writes) */
   ck_assert_int_eq (lb_align_classify (&g, t, 1, big + 1),
                     data ? LB_ALIGN_TOO_LARGE : LB_ALIGN_MISALIGNED_OFFSET);
@@ -101,13 +100,13 @@ START_TEST (test_describe)
   char buf[256];
 
   ck_assert_str_eq (lb_align_describe (&g, LB_REQ_WRITE, 1000, 4096,
-                                       LB_ALIGN_MISALIGNED_OFFSET,
-                                       buf, sizeof buf),
+                                       LB_ALIGN_MISALIGNED_OFFSET, buf,
+                                       sizeof buf),
                     "write offset 1000 is not a multiple of logical-blksize "
                     "4096");
   ck_assert_str_eq (lb_align_describe (&g, LB_REQ_TRIM, 4096, 100,
-                                       LB_ALIGN_MISALIGNED_LENGTH,
-                                       buf, sizeof buf),
+                                       LB_ALIGN_MISALIGNED_LENGTH, buf,
+                                       sizeof buf),
                     "trim length 100 is not a multiple of logical-blksize "
                     "4096");
   ck_assert_str_eq (lb_align_describe (&g, LB_REQ_READ, 0, 131072,
@@ -124,8 +123,8 @@ START_TEST (test_describe)
                                        LB_ALIGN_OK, buf, sizeof buf),
                     "extents of 4096 bytes at offset 0 is aligned");
   /* a short buffer truncates, never overflows */
-  lb_align_describe (&g, LB_REQ_WRITE, 1000, 4096,
-                     LB_ALIGN_MISALIGNED_OFFSET, buf, 8);
+  lb_align_describe (&g, LB_REQ_WRITE, 1000, 4096, LB_ALIGN_MISALIGNED_OFFSET,
+                     buf, 8);
   ck_assert_str_eq (buf, "write o");
 }
 END_TEST

@@ -79,8 +79,8 @@ START_TEST (test_probe)
   ck_assert (!info.exists);
   ck_assert_int_eq (lb_file_probe (dir, &info, err, sizeof err), -1);
   ck_assert_int_eq (errno, EINVAL);
-  ck_assert_msg (strstr (err, "is not a regular file or a block device"),
-                 "%s", err);
+  ck_assert_msg (strstr (err, "is not a regular file or a block device"), "%s",
+                 err);
 
   FILE *fp = fopen (path, "w");
   ck_assert_ptr_nonnull (fp);
@@ -165,8 +165,7 @@ START_TEST (test_trim_zero_and_extents)
 
   /* req_one: one run, starting at the offset. */
   w.n = 0;
-  ck_assert_int_eq (s->ops->extents (s, 1 << 20, 300000, true, record, &w),
-                    0);
+  ck_assert_int_eq (s->ops->extents (s, 1 << 20, 300000, true, record, &w), 0);
   ck_assert_int_eq (w.n, 1);
   ck_assert_uint_eq (w.off[0], 300000);
   ck_assert (w.hole[0]);
@@ -181,7 +180,8 @@ START_TEST (test_trim_zero_and_extents)
   /* Zero that may trim, fast: releases them. */
   before = allocated_bytes ();
   ck_assert_int_eq (s->ops->zero (s, 1 << 20, 0,
-                                  LB_ZERO_MAY_TRIM | LB_ZERO_FAST), 0);
+                                  LB_ZERO_MAY_TRIM | LB_ZERO_FAST),
+                    0);
   ck_assert_uint_le (allocated_bytes (), before - 262144);
   ck_assert_int_eq (s->ops->pread (s, got, 1 << 20, 0), 0);
   for (int i = 0; i < 1 << 20; i++)
@@ -218,7 +218,7 @@ START_TEST (test_read_only_file)
 
   s->ops->destroy (s);
   if (geteuid () == 0)
-    return;                     /* root opens 0444 files for writing */
+    return; /* root opens 0444 files for writing */
   ck_assert_int_eq (chmod (path, 0444), 0);
   ck_assert_int_eq (lb_file_probe (path, &info, err, sizeof err), 0);
   s = lb_filestore_open (&g, path, &info, false, err, sizeof err);
@@ -281,14 +281,13 @@ START_TEST (test_direct_rmw_loses_nothing)
   ck_assert_int_eq (lb_file_probe (path, &info, err, sizeof err), 0);
   s = lb_filestore_open (&g, path, &info, true, err, sizeof err);
   if (s == NULL && strstr (err, "does not support O_DIRECT"))
-    return;                     /* this filesystem cannot test it */
+    return; /* this filesystem cannot test it */
   ck_assert_msg (s != NULL, "%s", err);
 
   pthread_barrier_init (&start, NULL, WRITERS);
   for (int i = 0; i < WRITERS; i++) {
     w[i] = (struct writer) { .s = s, .start = &start, .id = i };
-    ck_assert_int_eq (pthread_create (&th[i], NULL, write_segments, &w[i]),
-                      0);
+    ck_assert_int_eq (pthread_create (&th[i], NULL, write_segments, &w[i]), 0);
   }
   for (int i = 0; i < WRITERS; i++) {
     void *r;

@@ -22,12 +22,24 @@ static const struct {
   const char *str;
   uint64_t bytes;
 } good_sizes[] = {
-  { "0", 0 }, { "512", 512 }, { "512b", 512 }, { "512B", 512 },
-  { "1s", 512 }, { "8S", 4096 }, { "16k", 16384 }, { "16K", 16384 },
-  { "512M", 512ull << 20 }, { "512m", 512ull << 20 },
-  { "1G", 1ull << 30 }, { "1g", 1ull << 30 }, { "1T", 1ull << 40 },
-  { "3t", 3ull << 40 }, { "1P", 1ull << 50 }, { "2p", 2ull << 50 },
-  { "7E", 7ull << 60 }, { "7e", 7ull << 60 },
+  { "0", 0 },
+  { "512", 512 },
+  { "512b", 512 },
+  { "512B", 512 },
+  { "1s", 512 },
+  { "8S", 4096 },
+  { "16k", 16384 },
+  { "16K", 16384 },
+  { "512M", 512ull << 20 },
+  { "512m", 512ull << 20 },
+  { "1G", 1ull << 30 },
+  { "1g", 1ull << 30 },
+  { "1T", 1ull << 40 },
+  { "3t", 3ull << 40 },
+  { "1P", 1ull << 50 },
+  { "2p", 2ull << 50 },
+  { "7E", 7ull << 60 },
+  { "7e", 7ull << 60 },
   { "9223372036854775807", INT64_MAX },
   { "9223372036854710272", 9223372036854710272ull },
   { "00016k", 16384 },
@@ -38,8 +50,8 @@ START_TEST (test_parse_size_good)
   uint64_t v = 12345;
   char err[256] = "";
 
-  ck_assert_msg (lb_parse_size ("size", good_sizes[_i].str, &v,
-                                err, sizeof err) == 0,
+  ck_assert_msg (lb_parse_size ("size", good_sizes[_i].str, &v, err,
+                                sizeof err) == 0,
                  "%s: %s", good_sizes[_i].str, err);
   ck_assert_uint_eq (v, good_sizes[_i].bytes);
 }
@@ -52,15 +64,18 @@ static const struct {
 } bad_sizes[] = {
   { "", EINVAL, "size is empty (expected a size such as 512M)" },
   { "-1", EINVAL, "size -1 is negative" },
-  { "abc", EINVAL, "size abc is not a size (expected digits with an "
+  { "abc", EINVAL,
+    "size abc is not a size (expected digits with an "
     "optional suffix, e.g. 512M)" },
   { " 1", EINVAL, NULL },
-  { "1x", EINVAL, "size 1x has an unknown suffix 'x' (use b, s, k, M, G, "
+  { "1x", EINVAL,
+    "size 1x has an unknown suffix 'x' (use b, s, k, M, G, "
     "T, P or E)" },
   { "1KB", EINVAL, NULL },
   { "1k ", EINVAL, NULL },
   { "1.5G", EINVAL, NULL },
-  { "8E", ERANGE, "size 8E exceeds the maximum 9223372036854775807 "
+  { "8E", ERANGE,
+    "size 8E exceeds the maximum 9223372036854775807 "
     "(2^63-1)" },
   { "9223372036854775808", ERANGE, NULL },
   { "18446744073709551616", ERANGE, NULL },
@@ -79,10 +94,11 @@ START_TEST (test_parse_size_bad)
   char err[256] = "";
 
   errno = 0;
-  ck_assert_int_eq (lb_parse_size ("size", bad_sizes[_i].str, &v,
-                                   err, sizeof err), -1);
+  ck_assert_int_eq (lb_parse_size ("size", bad_sizes[_i].str, &v, err,
+                                   sizeof err),
+                    -1);
   ck_assert_int_eq (errno, bad_sizes[_i].err_no);
-  ck_assert_uint_eq (v, 4242);  /* untouched on failure */
+  ck_assert_uint_eq (v, 4242); /* untouched on failure */
   ck_assert (strchr (err, '\n') == NULL);
   ck_assert_msg (strncmp (err, "size ", 5) == 0, "%s", err);
   if (bad_sizes[_i].message)
@@ -93,9 +109,12 @@ END_TEST
 /* The largest value for each suffix parses; one more overflows. */
 START_TEST (test_parse_size_limit_per_suffix)
 {
-  static const struct { char suffix; unsigned shift; } s[] = {
-    { 'b', 0 }, { 's', 9 }, { 'k', 10 }, { 'M', 20 }, { 'G', 30 },
-    { 'T', 40 }, { 'P', 50 }, { 'E', 60 },
+  static const struct {
+    char suffix;
+    unsigned shift;
+  } s[] = {
+    { 'b', 0 },  { 's', 9 },  { 'k', 10 }, { 'M', 20 },
+    { 'G', 30 }, { 'T', 40 }, { 'P', 50 }, { 'E', 60 },
   };
   char str[64], err[256];
   uint64_t max = (uint64_t) INT64_MAX >> s[_i].shift, v;
@@ -114,7 +133,7 @@ END_TEST
 
 struct geom_case {
   const char *size, *blksize, *logical, *max_request;
-  const char *message;          /* NULL: valid */
+  const char *message; /* NULL: valid */
 };
 
 static const struct geom_case geom_cases[] = {
@@ -143,8 +162,7 @@ static const struct geom_case geom_cases[] = {
   { "1M", NULL, "16k", NULL,
     "logical-blksize 16k is larger than blksize 4096 (the default)" },
   { "1M", "0", "512", NULL, "blksize 0 is not a power of two" },
-  { "1M", "16k", "4k", "8k",
-    "max-request 8k is smaller than blksize 16k" },
+  { "1M", "16k", "4k", "8k", "max-request 8k is smaller than blksize 16k" },
   { "1M", "16k", "4k", "18k",
     "max-request 18k is not a multiple of logical-blksize 4k" },
   { "1M", "16k", "4k", "128M",
@@ -173,11 +191,14 @@ init_case (const struct geom_case *c, struct lb_geometry *g, char *err,
   lb_geometry_request_defaults (&r);
   ck_assert_int_eq (parse_or_default ("size", c->size, &r.size_bytes), 0);
   ck_assert_int_eq (parse_or_default ("blksize", c->blksize,
-                                      &r.physical_bytes), 0);
+                                      &r.physical_bytes),
+                    0);
   ck_assert_int_eq (parse_or_default ("logical-blksize", c->logical,
-                                      &r.logical_bytes), 0);
+                                      &r.logical_bytes),
+                    0);
   ck_assert_int_eq (parse_or_default ("max-request", c->max_request,
-                                      &r.max_request_bytes), 0);
+                                      &r.max_request_bytes),
+                    0);
   r.size_str = c->size;
   r.physical_str = c->blksize;
   r.logical_str = c->logical;
@@ -200,8 +221,8 @@ START_TEST (test_geometry_rules)
     ck_assert_uint_eq (1ull << g.physical_shift, g.physical_bytes);
     ck_assert_uint_eq (1ull << g.logical_shift, g.logical_bytes);
     ck_assert_uint_eq (g.nr_folios,
-                       (g.size_bytes + g.physical_bytes - 1)
-                       / g.physical_bytes);
+                       (g.size_bytes + g.physical_bytes - 1) /
+                         g.physical_bytes);
   }
   else {
     ck_assert_int_eq (r, -1);
@@ -215,20 +236,29 @@ END_TEST
 
 START_TEST (test_folio_and_sector_conversions)
 {
-  unsigned shift = (unsigned) _i;       /* physical shift 9..25 */
+  unsigned shift = (unsigned) _i; /* physical shift 9..25 */
   struct lb_geometry_request r;
   struct lb_geometry g;
   char err[256];
   static const uint64_t offsets[] = {
-    0, 1, 511, 512, 4095, 4096, 16383, 16384, 65536 + 7,
-    (1ull << 40) + 12345, (uint64_t) INT64_MAX - 1,
+    0,
+    1,
+    511,
+    512,
+    4095,
+    4096,
+    16383,
+    16384,
+    65536 + 7,
+    (1ull << 40) + 12345,
+    (uint64_t) INT64_MAX - 1,
   };
 
   lb_geometry_request_defaults (&r);
   r.physical_bytes = 1ull << shift;
   r.logical_bytes = 512;
-  r.max_request_bytes = r.physical_bytes < (32u << 20)
-    ? 32u << 20 : r.physical_bytes;
+  r.max_request_bytes = r.physical_bytes < (32u << 20) ? 32u << 20
+                                                       : r.physical_bytes;
   r.size_bytes = (uint64_t) INT64_MAX & ~511ull;
   r.size_str = "max";
   ck_assert_int_eq (lb_geometry_init (&g, &r, err, sizeof err), 0);
@@ -256,8 +286,22 @@ END_TEST
 /* ---- page index <-> block number for every pair of shifts ---- */
 
 static const uint64_t sample_indexes[] = {
-  0, 1, 2, 3, 7, 8, 511, 512, 513, 4095, 65537, 1ull << 31,
-  (1ull << 32) + 5, 0x123456789ull, 1ull << 38, (1ull << 47) - 1,
+  0,
+  1,
+  2,
+  3,
+  7,
+  8,
+  511,
+  512,
+  513,
+  4095,
+  65537,
+  1ull << 31,
+  (1ull << 32) + 5,
+  0x123456789ull,
+  1ull << 38,
+  (1ull << 47) - 1,
 };
 #define NR_SAMPLES (sizeof sample_indexes / sizeof sample_indexes[0])
 #define NR_SHIFTS (LB_SHIFT_MAX - LB_SHIFT_MIN + 1)
@@ -271,16 +315,18 @@ START_TEST (test_page_block_translation_all_shift_pairs)
     uint64_t page = sample_indexes[i], block, back, blk2, page_start;
 
     /* page -> block: the block holding the page's first byte */
-    ck_assert_int_eq (lb_page_to_block (page, page_shift, block_shift,
-                                        &block), 0);
-    ck_assert_uint_eq (block, (uint64_t) (((unsigned __int128) page
-                                           << page_shift) >> block_shift));
+    ck_assert_int_eq (lb_page_to_block (page, page_shift, block_shift, &block),
+                      0);
+    ck_assert_uint_eq (block,
+                       (uint64_t) (((unsigned __int128) page << page_shift) >>
+                                   block_shift));
 
     /* block -> page: the page holding the block's first byte */
-    ck_assert_int_eq (lb_block_to_page (block, block_shift, page_shift,
-                                        &back), 0);
-    ck_assert_uint_eq (back, (uint64_t) (((unsigned __int128) block
-                                          << block_shift) >> page_shift));
+    ck_assert_int_eq (lb_block_to_page (block, block_shift, page_shift, &back),
+                      0);
+    ck_assert_uint_eq (
+      back,
+      (uint64_t) (((unsigned __int128) block << block_shift) >> page_shift));
 
     if (block_shift <= page_shift) {
       /* Law 1: blocks no larger than pages: page -> block -> page is the
@@ -288,7 +334,8 @@ START_TEST (test_page_block_translation_all_shift_pairs)
       uint64_t last = block + (1ull << (page_shift - block_shift)) - 1;
       ck_assert_uint_eq (back, page);
       ck_assert_int_eq (lb_block_to_page (last, block_shift, page_shift,
-                                          &blk2), 0);
+                                          &blk2),
+                        0);
       ck_assert_uint_eq (blk2, page);
     }
     else {
@@ -296,21 +343,22 @@ START_TEST (test_page_block_translation_all_shift_pairs)
        * not after page, and within one block of it. */
       ck_assert_uint_le (back, page);
       ck_assert_uint_lt (page - back, 1ull << (block_shift - page_shift));
-      ck_assert_uint_eq (back & ((1ull << (block_shift - page_shift)) - 1),
-                         0);
+      ck_assert_uint_eq (back & ((1ull << (block_shift - page_shift)) - 1), 0);
     }
 
     /* Law 3: block -> page -> block is the identity whenever the block
      * starts on a page boundary (always when block >= page). */
     ck_assert_int_eq (lb_block_to_page (page, block_shift, page_shift,
-                                        &page_start), 0);
+                                        &page_start),
+                      0);
     ck_assert_int_eq (lb_page_to_block (page_start, page_shift, block_shift,
-                                        &blk2), 0);
+                                        &blk2),
+                      0);
     if (block_shift >= page_shift)
       ck_assert_uint_eq (blk2, page);
     else
-      ck_assert_uint_eq (blk2, page & ~((1ull << (page_shift - block_shift))
-                                        - 1));
+      ck_assert_uint_eq (blk2,
+                         page & ~((1ull << (page_shift - block_shift)) - 1));
   }
 }
 END_TEST
@@ -325,7 +373,7 @@ START_TEST (test_translation_overflow)
 
   if (big <= small)
     return;
-  limit = UINT64_MAX >> d;      /* largest index that still fits */
+  limit = UINT64_MAX >> d; /* largest index that still fits */
   ck_assert_int_eq (lb_page_to_block (limit, big, small, &out), 0);
   ck_assert_uint_eq (out, limit << d);
   ck_assert_int_eq (lb_block_to_page (limit, big, small, &out), 0);
@@ -374,10 +422,10 @@ geometry_suite (void)
   tcase_add_loop_test (parse, test_parse_size_limit_per_suffix, 0, 8);
   tcase_add_loop_test (rules, test_geometry_rules, 0,
                        sizeof geom_cases / sizeof geom_cases[0]);
-  tcase_add_loop_test (conv, test_folio_and_sector_conversions,
-                       LB_SHIFT_MIN, LB_SHIFT_MAX + 1);
-  tcase_add_loop_test (conv, test_page_block_translation_all_shift_pairs,
-                       0, NR_SHIFTS * NR_SHIFTS);
+  tcase_add_loop_test (conv, test_folio_and_sector_conversions, LB_SHIFT_MIN,
+                       LB_SHIFT_MAX + 1);
+  tcase_add_loop_test (conv, test_page_block_translation_all_shift_pairs, 0,
+                       NR_SHIFTS * NR_SHIFTS);
   tcase_add_loop_test (conv, test_translation_overflow, 0,
                        NR_SHIFTS * NR_SHIFTS);
   tcase_add_test (conv, test_brd_worked_example);

@@ -16,7 +16,7 @@ static const struct {
   const char *fstype;
   uint32_t logical, physical;
   uint64_t fs_blksize;
-  const char *expect;           /* argv joined by spaces */
+  const char *expect; /* argv joined by spaces */
 } cases[] = {
   { "xfs", 16384, 16384, 0, "mkfs.xfs -f -q -b size=16384 -s size=16384 DEV" },
   { "xfs", 32768, 65536, 0, "mkfs.xfs -f -q -b size=65536 -s size=32768 DEV" },
@@ -46,8 +46,9 @@ START_TEST (test_geometry_options)
 
   ck_assert_int_eq (lb_mkfs_cmd_build (&cmd, cases[_i].fstype,
                                        cases[_i].logical, cases[_i].physical,
-                                       cases[_i].fs_blksize, NULL, "DEV",
-                                       err, sizeof err), 0);
+                                       cases[_i].fs_blksize, NULL, "DEV", err,
+                                       sizeof err),
+                    0);
   join (cmd.argv, got, sizeof got);
   ck_assert_str_eq (got, cases[_i].expect);
   lb_mkfs_cmd_free (&cmd);
@@ -61,9 +62,11 @@ START_TEST (test_extra_options_before_device)
 
   ck_assert_int_eq (lb_mkfs_cmd_build (&cmd, "ext4", 4096, 4096, 0,
                                        " -E  nodiscard\t-L x ", "/dev/loop9",
-                                       err, sizeof err), 0);
+                                       err, sizeof err),
+                    0);
   join (cmd.argv, got, sizeof got);
-  ck_assert_str_eq (got, "mkfs.ext4 -F -q -b 4096 -E nodiscard -L x /dev/loop9");
+  ck_assert_str_eq (got,
+                    "mkfs.ext4 -F -q -b 4096 -E nodiscard -L x /dev/loop9");
   lb_mkfs_cmd_free (&cmd);
 }
 END_TEST
@@ -74,10 +77,12 @@ START_TEST (test_unknown_filesystem)
   char err[256];
 
   ck_assert_int_eq (lb_mkfs_known ("zfs"), 0);
-  ck_assert_int_eq (lb_mkfs_cmd_build (&cmd, "zfs", 4096, 4096, 0, NULL,
-                                       "DEV", err, sizeof err), -1);
+  ck_assert_int_eq (lb_mkfs_cmd_build (&cmd, "zfs", 4096, 4096, 0, NULL, "DEV",
+                                       err, sizeof err),
+                    -1);
   ck_assert_int_eq (errno, EINVAL);
-  ck_assert_str_eq (err, "--mkfs=zfs: unknown filesystem; must be xfs, "
+  ck_assert_str_eq (err,
+                    "--mkfs=zfs: unknown filesystem; must be xfs, "
                     "ext4 or btrfs");
 }
 END_TEST
@@ -89,8 +94,9 @@ START_TEST (test_too_many_words)
 
   for (int i = 0; i < LB_MKFS_MAX_ARGS; i++)
     strcat (many, "-x ");
-  ck_assert_int_eq (lb_mkfs_cmd_build (&cmd, "xfs", 4096, 4096, 0, many,
-                                       "DEV", err, sizeof err), -1);
+  ck_assert_int_eq (lb_mkfs_cmd_build (&cmd, "xfs", 4096, 4096, 0, many, "DEV",
+                                       err, sizeof err),
+                    -1);
   ck_assert_int_eq (errno, EINVAL);
   ck_assert_ptr_nonnull (strstr (err, "--mkfs-options: too many words"));
   ck_assert_ptr_null (cmd.extra);

@@ -33,13 +33,20 @@ START_TEST (test_all_keys)
   struct lb_geometry g;
   char err[256] = "";
   const struct kv kv[] = {
-    { "size", "1G" }, { "blksize", "64k" }, { "logical-blksize", "4k" },
-    { "max-request", "8M" }, { "misaligned", "allow" },
-    { "memory-limit", "256M" }, { "statsfile", "/tmp/stats.json" },
-    { "keep-capabilities", "Yes" }, { NULL, NULL },
+    { "size", "1G" },
+    { "blksize", "64k" },
+    { "logical-blksize", "4k" },
+    { "max-request", "8M" },
+    { "misaligned", "allow" },
+    { "memory-limit", "256M" },
+    { "statsfile", "/tmp/stats.json" },
+    { "keep-capabilities", "Yes" },
+    { NULL, NULL },
   };
   const struct kv file_kv[] = {
-    { "size", "1G" }, { "file", "/tmp/disk.img" }, { "direct", "ON" },
+    { "size", "1G" },
+    { "file", "/tmp/disk.img" },
+    { "direct", "ON" },
     { NULL, NULL },
   };
 
@@ -98,7 +105,8 @@ static const struct {
     "keep-capabilities)" },
   { { { "size", "1G" }, { "keep-capabilities", "maybe" } },
     "keep-capabilities maybe is not a boolean (yes or no)" },
-  { { { "size", "1G" }, { "keep-capabilities", "yes" },
+  { { { "size", "1G" },
+      { "keep-capabilities", "yes" },
       { "keep-capabilities", "no" } },
     "keep-capabilities given twice (keep-capabilities=yes and "
     "keep-capabilities=no)" },
@@ -108,8 +116,7 @@ static const struct {
     "direct=on needs file= (a RAM disk has no page cache to bypass)" },
   { { { "file", "/tmp/x" }, { "direct", "maybe" } },
     "direct maybe is not a boolean (on or off)" },
-  { { { "size", "1G" }, { "file", "" } },
-    "file is empty (expected a path)" },
+  { { { "size", "1G" }, { "file", "" } }, "file is empty (expected a path)" },
   { { { "size", "1G" }, { "size", "2G" } },
     "size given twice (size=1G and size=2G)" },
   { { { "size", "1G" }, { "misaligned", "ignore" } },
@@ -161,14 +168,14 @@ START_TEST (test_failed_set_changes_nothing)
   char err[256] = "";
 
   lb_params_init (&p);
-  ck_assert_int_eq (lb_params_set (&p, "misaligned", "maybe",
-                                   err, sizeof err), -1);
+  ck_assert_int_eq (lb_params_set (&p, "misaligned", "maybe", err, sizeof err),
+                    -1);
   ck_assert_int_eq (p.misaligned, LB_MISALIGNED_ERROR);
   ck_assert_int_eq (lb_params_set (&p, "size", "1X", err, sizeof err), -1);
   ck_assert_uint_eq (p.geom.size_bytes, 0);
   ck_assert_int_eq (lb_params_set (&p, "size", "1M", err, sizeof err), 0);
-  ck_assert_int_eq (lb_params_set (&p, "misaligned", "allow",
-                                   err, sizeof err), 0);
+  ck_assert_int_eq (lb_params_set (&p, "misaligned", "allow", err, sizeof err),
+                    0);
   ck_assert_int_eq (lb_params_finish (&p, &g, err, sizeof err), 0);
   ck_assert_uint_eq (g.size_bytes, 1u << 20);
   lb_params_free (&p);

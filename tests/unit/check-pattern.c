@@ -24,7 +24,9 @@ static struct lb_pattern_key
 key_of (uint64_t seed, uint64_t offset, uint32_t generation, uint32_t size)
 {
   struct lb_pattern_key k = {
-    .seed = seed, .offset_bytes = offset, .generation = generation,
+    .seed = seed,
+    .offset_bytes = offset,
+    .generation = generation,
     .block_bytes = size,
   };
   return k;
@@ -191,15 +193,15 @@ START_TEST (test_foreign)
 
   memset (got, 0xa5, BLOCK);
   ck_assert_int_eq (check (&k, &r), LB_PATTERN_FOREIGN);
-  other.seed = 4;                       /* another run's block */
+  other.seed = 4; /* another run's block */
   lb_pattern_fill (&other, got);
   ck_assert_int_eq (check (&k, &r), LB_PATTERN_FOREIGN);
-  other = k;                            /* another block size */
+  other = k; /* another block size */
   other.block_bytes = BLOCK / 2;
   lb_pattern_fill (&other, got);
   lb_pattern_fill (&other, got + BLOCK / 2);
   ck_assert_int_eq (check (&k, &r), LB_PATTERN_FOREIGN);
-  other = k;                            /* newer than ever written */
+  other = k; /* newer than ever written */
   other.generation = 9;
   lb_pattern_fill (&other, got);
   ck_assert_int_eq (check (&k, &r), LB_PATTERN_FOREIGN);

@@ -23,7 +23,8 @@ sh_status (const char *script, enum proc_on_signal on_signal, char *buf,
            size_t buflen)
 {
   char *argv[] = { "/bin/sh", "-c", (char *) script, NULL };
-  struct proc_spec spec = { .argv = argv, .own_group = true,
+  struct proc_spec spec = { .argv = argv,
+                            .own_group = true,
                             .out = buf ? PROC_PIPE : PROC_INHERIT };
   pid_t pid;
   int fd = -1;
@@ -83,7 +84,8 @@ START_TEST (test_own_process_group)
 {
   char buf[64], want[32];
   char *argv[] = { "/bin/sh", "-c", "ps -o pgid= -p $$ | tr -d ' '", NULL };
-  struct proc_spec spec = { .argv = argv, .own_group = true,
+  struct proc_spec spec = { .argv = argv,
+                            .own_group = true,
                             .out = PROC_PIPE };
   pid_t pid, child;
   int fd;
@@ -109,7 +111,7 @@ END_TEST
 START_TEST (test_signal_held_until_wait)
 {
   proc_init ();
-  raise (SIGTERM);              /* blocked: neither fatal nor seen yet */
+  raise (SIGTERM); /* blocked: neither fatal nor seen yet */
   ck_assert_int_eq (proc_caught_signal (), 0);
   proc_sleep_ms (10, true);
   ck_assert_int_eq (proc_caught_signal (), SIGTERM);
@@ -167,7 +169,7 @@ START_TEST (test_command_gets_forwarded_signal)
 
   proc_init ();
   ck_assert_int_eq (proc_spawn (&spec, &pid, NULL, NULL), 0);
-  proc_sleep_ms (200, false);   /* let the shell set its trap */
+  proc_sleep_ms (200, false); /* let the shell set its trap */
   raise (SIGTERM);
   status = proc_wait (&pid, PROC_FORWARD, -1, NULL, 0);
   ck_assert (WIFEXITED (status));

@@ -24,13 +24,10 @@ struct geo_case {
 };
 
 static const struct geo_case geos[] = {
-  { 1 << 20, 4096, 512 },
-  { 1 << 20, 16384, 4096 },
-  { 1 << 20, 16384, 16384 },
-  { 2 << 20, 65536, 65536 },
-  { 4 << 20, 2 << 20, 65536 },
-  { 1 << 20, 512, 512 },
-  { 100 * 1024, 16384, 4096 },   /* last folio is partial */
+  { 1 << 20, 4096, 512 },      { 1 << 20, 16384, 4096 },
+  { 1 << 20, 16384, 16384 },   { 2 << 20, 65536, 65536 },
+  { 4 << 20, 2 << 20, 65536 }, { 1 << 20, 512, 512 },
+  { 100 * 1024, 16384, 4096 }, /* last folio is partial */
 };
 #define NR_GEOS (sizeof geos / sizeof geos[0])
 
@@ -64,8 +61,8 @@ assert_matches (struct lb_store *s, const unsigned char *model)
   ck_assert_int_eq (s->ops->pread (s, buf, (uint32_t) size, 0), 0);
   for (uint64_t i = 0; i < size; i++)
     if (buf[i] != model[i])
-      ck_abort_msg ("byte %llu: store %u, model %u",
-                    (unsigned long long) i, buf[i], model[i]);
+      ck_abort_msg ("byte %llu: store %u, model %u", (unsigned long long) i,
+                    buf[i], model[i]);
   free (buf);
 }
 
@@ -73,7 +70,7 @@ static void
 fill (unsigned char *p, size_t n, unsigned seed)
 {
   for (size_t i = 0; i < n; i++)
-    p[i] = (unsigned char) ((i * 131 + seed * 7 + 1) | 1);  /* never 0 */
+    p[i] = (unsigned char) ((i * 131 + seed * 7 + 1) | 1); /* never 0 */
 }
 
 START_TEST (test_unwritten_reads_zero)
@@ -188,7 +185,8 @@ START_TEST (test_zero_flags)
 
   /* FAST + MAY_TRIM: fast, releases. */
   ck_assert_int_eq (s->ops->zero (s, 16384, 0,
-                                  LB_ZERO_FAST | LB_ZERO_MAY_TRIM), 0);
+                                  LB_ZERO_FAST | LB_ZERO_MAY_TRIM),
+                    0);
   ck_assert_uint_eq (allocated (s), 3);
 
   /* NO_HOLE keeps folio 1 allocated and allocates absent folio 10. */
@@ -273,22 +271,24 @@ START_TEST (test_extents_coalesced_and_clipped)
   s->ops->pwrite (s, buf, 512, 6 * 16384 + 1024, false);
 
   /* From mid-folio 1 to mid-folio 6: hole, data (2-3), hole (4-5), data. */
-  ck_assert_int_eq (s->ops->extents (s, 5 * 16384, 16384 + 512, false,
-                                     collect, &c), 0);
+  ck_assert_int_eq (s->ops->extents (s, 5 * 16384, 16384 + 512, false, collect,
+                                     &c),
+                    0);
   ck_assert_int_eq (c.n, 4);
   ck_assert (c.hole[0] && !c.hole[1] && c.hole[2] && !c.hole[3]);
   ck_assert_uint_eq (c.off[0], 16384 + 512);
   ck_assert_uint_eq (c.off[1], 2 * 16384);
   ck_assert_uint_eq (c.len[1], 2 * 16384);
   ck_assert_uint_eq (c.off[3], 6 * 16384);
-  ck_assert_uint_eq (c.off[3] + c.len[3], 6 * 16384 + 512);  /* clipped */
+  ck_assert_uint_eq (c.off[3] + c.len[3], 6 * 16384 + 512); /* clipped */
   for (int i = 1; i < c.n; i++)
     ck_assert_uint_eq (c.off[i], c.off[i - 1] + c.len[i - 1]);
 
   /* req_one: just the first run, clipped. */
   c.n = 0;
-  ck_assert_int_eq (s->ops->extents (s, 1000, 2 * 16384 + 100, true,
-                                     collect, &c), 0);
+  ck_assert_int_eq (s->ops->extents (s, 1000, 2 * 16384 + 100, true, collect,
+                                     &c),
+                    0);
   ck_assert_int_eq (c.n, 1);
   ck_assert (!c.hole[0]);
   ck_assert_uint_eq (c.off[0], 2 * 16384 + 100);
@@ -311,7 +311,7 @@ START_TEST (test_huge_sparse_disk)
   make_geometry (&g, size, 512, 512);
   s = lb_ramstore_new (&g, 0);
   s->ops->usage (s, &u);
-  ck_assert_uint_lt (u.metadata_bytes, 1 << 20);   /* O(1) start */
+  ck_assert_uint_lt (u.metadata_bytes, 1 << 20); /* O(1) start */
 
   fill (buf, sizeof buf, 7);
   ck_assert_int_eq (s->ops->pwrite (s, buf, 512, one_t, false), 0);
@@ -322,8 +322,9 @@ START_TEST (test_huge_sparse_disk)
   /* 4 GiB - 512 around the folio: hole, data, hole; this walk would take
    * 8 million steps folio by folio. */
   ck_assert_int_eq (s->ops->extents (s, UINT32_MAX - 511,
-                                     one_t - ((uint64_t) 1 << 31),
-                                     false, collect, &c), 0);
+                                     one_t - ((uint64_t) 1 << 31), false,
+                                     collect, &c),
+                    0);
   ck_assert_int_eq (c.n, 3);
   ck_assert (c.hole[0] && !c.hole[1] && c.hole[2]);
   ck_assert_uint_eq (c.off[1], one_t);
@@ -331,7 +332,8 @@ START_TEST (test_huge_sparse_disk)
 
   /* A 4 GiB trim over it releases it, again without walking holes. */
   ck_assert_int_eq (s->ops->trim (s, UINT32_MAX - 511,
-                                  one_t - ((uint64_t) 1 << 31)), 0);
+                                  one_t - ((uint64_t) 1 << 31)),
+                    0);
   ck_assert_uint_eq (allocated (s), 1);
   s->ops->destroy (s);
 }

@@ -60,7 +60,7 @@ START_TEST (test_alloc_is_zeroed_and_reuse_is_zeroed)
   memset (a, 0xa5, bytes);
   lb_slab_free (&s, a);
   b = lb_slab_alloc (&s);
-  ck_assert_ptr_eq (a, b);      /* freed slots are reused first */
+  ck_assert_ptr_eq (a, b); /* freed slots are reused first */
   ck_assert (all_zero (b, bytes));
   lb_slab_destroy (&s);
 }
@@ -73,7 +73,7 @@ START_TEST (test_free_returns_memory_to_os)
   unsigned char *f;
 
   if (bytes < page ())
-    return;                     /* covered by the sub-page test */
+    return; /* covered by the sub-page test */
   lb_slab_init (&s, bytes);
   f = lb_slab_alloc (&s);
   memset (f, 1, bytes);
@@ -104,11 +104,12 @@ START_TEST (test_sub_page_folios_release_whole_pages)
   /* One page holds them all, and it is not the arena header page. */
   for (size_t i = 1; i < per_page; i++)
     ck_assert_ptr_eq ((void *) ((uintptr_t) f[i] & ~(uintptr_t) (page () - 1)),
-                      (void *) ((uintptr_t) f[0] & ~(uintptr_t) (page () - 1)));
+                      (void *) ((uintptr_t) f[0] &
+                                ~(uintptr_t) (page () - 1)));
   for (size_t i = 0; i + 1 < per_page; i++) {
     lb_slab_free (&s, f[i]);
-    ck_assert (resident (f[0]));            /* still has a live folio */
-    ck_assert (all_zero (f[i], bytes));     /* freed folio reads zero */
+    ck_assert (resident (f[0]));        /* still has a live folio */
+    ck_assert (all_zero (f[i], bytes)); /* freed folio reads zero */
   }
   ck_assert (!all_zero (f[per_page - 1], bytes));
   lb_slab_free (&s, f[per_page - 1]);
@@ -121,7 +122,7 @@ START_TEST (test_many_arenas_distinct_folios)
 {
   struct lb_slab s;
   size_t bytes = folio_sizes[_i];
-  size_t n = (size_t) (8 << 20) / bytes + 3;  /* spans several arenas */
+  size_t n = (size_t) (8 << 20) / bytes + 3; /* spans several arenas */
   unsigned char **f = calloc (n, sizeof *f);
 
   ck_assert_ptr_nonnull (f);

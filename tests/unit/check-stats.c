@@ -76,8 +76,10 @@ render (const struct lb_stats *s)
 {
   struct lb_geometry g;
   struct lb_store_usage usage = {
-    .folios_allocated = 3, .folios_peak = 7,
-    .bytes_resident = 3 * 16384, .metadata_bytes = 4242,
+    .folios_allocated = 3,
+    .folios_peak = 7,
+    .bytes_resident = 3 * 16384,
+    .metadata_bytes = 4242,
   };
   char *text = NULL;
   size_t len = 0;
@@ -85,7 +87,8 @@ render (const struct lb_stats *s)
 
   ck_assert_ptr_nonnull (fp);
   test_geometry (&g, 1ull << 30, 16384, 4096, 1 << 20);
-  ck_assert_int_eq (lb_stats_write_json (fp, "ram", &g, "einval", &usage, s), 0);
+  ck_assert_int_eq (lb_stats_write_json (fp, "ram", &g, "einval", &usage, s),
+                    0);
   ck_assert_int_eq (fclose (fp), 0);
   return text;
 }
@@ -119,8 +122,8 @@ START_TEST (test_json_has_every_key_and_value)
     "\"errors\": { \"read\": 0, \"write\": 0, \"trim\": 0, \"zero\": 1,",
   };
   for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++)
-    ck_assert_msg (strstr (text, expected[i]) != NULL,
-                   "missing %s in:\n%s", expected[i], text);
+    ck_assert_msg (strstr (text, expected[i]) != NULL, "missing %s in:\n%s",
+                   expected[i], text);
   ck_assert_int_eq (text[0], '{');
   ck_assert_str_eq (text + strlen (text) - 3, "\n}\n");
   free (text);
@@ -141,10 +144,11 @@ START_TEST (test_json_parses)
               "assert d[\"requests\"][\"flush\"] == 1; "
               "assert d[\"store\"] == \"ram\"; "
               "assert d[\"geometry\"][\"blksize\"] == 16384' "
-              "2>/dev/null", "w");
+              "2>/dev/null",
+              "w");
   if (py == NULL) {
     free (text);
-    return;                     /* no shell: the string checks stand */
+    return; /* no shell: the string checks stand */
   }
   fputs (text, py);
   ck_assert_int_eq (pclose (py), 0);
@@ -160,12 +164,13 @@ START_TEST (test_write_error_is_reported)
   FILE *fp = fopen ("/dev/full", "w");
 
   if (fp == NULL)
-    return;                     /* no /dev/full in this sandbox */
+    return; /* no /dev/full in this sandbox */
   setvbuf (fp, NULL, _IONBF, 0);
   lb_stats_init (&s);
   test_geometry (&g, 1 << 20, 4096, 512, 1 << 20);
   errno = 0;
-  ck_assert_int_eq (lb_stats_write_json (fp, "file", &g, "rmw", &usage, &s), -1);
+  ck_assert_int_eq (lb_stats_write_json (fp, "file", &g, "rmw", &usage, &s),
+                    -1);
   ck_assert_int_eq (errno, ENOSPC);
   fclose (fp);
 }
