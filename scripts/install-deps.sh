@@ -12,6 +12,8 @@ packages=(
   e2fsprogs btrfs-progs libcap2-bin nbd-client
   # hardening (docs/testing.md): valgrind, libFuzzer, AFL++ (session fuzzer)
   valgrind clang afl++
+  # the C layout check (scripts/check-format.sh)
+  clang-format
 )
 
 missing=()

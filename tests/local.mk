@@ -92,6 +92,10 @@ integration_tests += \
 	tests/test-stress-file.sh \
 	tests/test-bench-smoke.sh
 
+# The tree's conventions: the C layout of .clang-format.
+integration_tests += tests/test-format.sh
+EXTRA_DIST += scripts/check-format.sh
+
 # server/largeblock-run.
 integration_tests += \
 	tests/test-run-xfs-16k.sh \
