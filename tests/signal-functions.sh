@@ -38,12 +38,14 @@ use_slow_tools () {
 lb_pid=
 
 # lb_start ARGS...: start largeblock-run ARGS... in the background with
-# stderr in $run_err; sets lb_pid.  LB_START_PREFIX (an array) goes
-# before it, e.g. setsid; it must exec, keeping the pid.
+# stderr in $run_err (or $LB_STDERR); sets lb_pid.  LB_START_PREFIX (an
+# array) goes before it, e.g. setsid; it must exec, keeping the pid.
 LB_START_PREFIX=()
+LB_STDERR=
 lb_start () {
     rm -f "$tmpdir/cmd.pid"
-    "${LB_START_PREFIX[@]}" "$LARGEBLOCK_RUN" "$@" 2>"$run_err" &
+    "${LB_START_PREFIX[@]}" "$LARGEBLOCK_RUN" "$@" \
+        2>"${LB_STDERR:-$run_err}" &
     lb_pid=$!
 }
 
@@ -57,7 +59,8 @@ our_command_pid () {
     local p
     [ -s "$tmpdir/cmd.pid" ] || return 1
     p=$(cat "$tmpdir/cmd.pid")
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+    [ -r "/proc/$p/environ" ] || return 1
+    tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" |
         grep -qxF "TMPDIR=$tmpdir" || return 1
     echo "$p"
 }
@@ -126,26 +129,33 @@ leftovers () {
 }
 
 # kill_leftovers: end what a failed case left, so the next case starts
-# clean: processes whose command line names our private directories
-# (only largeblock-run's nbdkit and nbdfuse, which we started through
-# it), the COMMAND whose pid it wrote, then mounts and loop devices
-# (run-functions.sh's emergency cleanup), then the directories.
+# clean: largeblock-run if still running, the COMMAND whose pid it wrote,
+# processes whose command line names our private directories (only
+# largeblock-run's nbdkit and nbdfuse, which we started through it);
+# then the filesystem mount, the loop devices (found by their FUSE file's
+# path, so before that FUSE mount goes: once it is lazily unmounted the
+# path no longer names it), the FUSE mounts, and the directories.
 kill_leftovers () {
-    local p
+    local p loops
     p=$(our_command_pid) && kill -KILL "$p" 2>/dev/null
     if [ -n "$lb_pid" ]; then
         kill -KILL "$lb_pid" 2>/dev/null
         wait "$lb_pid" 2>/dev/null
         lb_pid=
     fi
-    _run_emergency_cleanup
+    loops=$(losetup -a | grep -F "$tmpdir/" | cut -d: -f1)
+    grep -F " $tmpdir/" /proc/mounts | grep -v "^/dev/fuse " |
+        awk '{print $2}' | sort -r |
+        while read -r p; do umount "$p" 2>/dev/null || umount -l "$p"; done
+    for p in $loops; do losetup -d "$p"; done
     for p in $(pgrep -f -- "$tmpdir/largeblock-run\."); do
         kill -KILL "$p" 2>/dev/null
     done
     sleep 0.2
-    _run_emergency_cleanup
     grep -F " $tmpdir/" /proc/mounts | awk '{print $2}' | sort -r |
-        while read -r p; do umount -l "$p" 2>/dev/null; done
+        while read -r p; do fusermount3 -uz "$p" 2>/dev/null ||
+                            umount -l "$p" 2>/dev/null; done
+    _run_emergency_cleanup
     rm -rf "$tmpdir"/largeblock-run.* 2>/dev/null
     rm -f "$tmpdir/cmd.pid"
 }
@@ -153,17 +163,20 @@ cleanup_fn kill_leftovers
 
 # check_case NAME EXPECTED_RC: the last case exited with EXPECTED_RC
 # within the hang bound and left nothing.  A failure is recorded in
-# $failures and cleaned up after.
+# $failures and cleaned up after.  A test's own finding about the case
+# (a message it should not have printed, say) goes in $case_extra first.
+case_extra=
 failures=()
 nr_cases=0
 check_case () {
-    local name=$1 want=$2 left why=
+    local name=$1 want=$2 left why=$case_extra
+    case_extra=
     nr_cases=$((nr_cases + 1))
     left=$(leftovers)
     if [ "$rc" = hang ]; then
-        why="hang: still running ${HANG_BOUND_S} s after the signal"
+        why="${why:+$why; }hang: still running ${HANG_BOUND_S} s after the signal"
     elif [ "$rc" != "$want" ]; then
-        why="exit status $rc, expected $want"
+        why="${why:+$why; }exit status $rc, expected $want"
     fi
     # After a hang largeblock-run was SIGKILLed: what is left is the
     # SIGKILL's doing, not worth listing.
