@@ -102,8 +102,13 @@ integration_tests += \
 	tests/test-run-failures-leave-nothing.sh \
 	tests/test-run-nbd-stub-client.sh \
 	tests/test-run-attach-nbd-unavailable.sh \
-	tests/test-run-nbd-xfs.sh
-EXTRA_DIST += tests/run-functions.sh tests/write-remount-verify.sh
+	tests/test-run-nbd-xfs.sh \
+	tests/test-run-signal-steps.sh \
+	tests/test-run-signal-ctrl-c.sh \
+	tests/test-run-signal-soak.sh \
+	tests/test-run-sigkill-cleanup.sh
+EXTRA_DIST += tests/run-functions.sh tests/write-remount-verify.sh \
+	tests/signal-functions.sh tests/helpers/slow-tool.sh
 
 # tools/largeblock-verify.
 integration_tests += \

@@ -1,0 +1,85 @@
+#!/bin/bash
+# largeblock-run --cleanup: after largeblock-run was SIGKILLed with a
+# mounted XFS disk, removes what it left under $TMPDIR (mount, loop
+# device, FUSE mount, nbdkit and nbdfuse, private directory), after which
+# a normal run works; and it leaves a run whose largeblock-run is alive
+# alone.
+: "${abs_top_srcdir:?run through make check}"
+source "$abs_top_srcdir/tests/functions.sh" || exit 1
+source "$abs_top_srcdir/tests/run-functions.sh" || exit 1
+source "$abs_top_srcdir/tests/signal-functions.sh" || exit 1
+requires mkfs.xfs
+
+# lb_cleanup: largeblock-run --cleanup --verbose under a guard; sets
+# cleanup_rc, stderr in $run_err and echoed.  TMPDIR is our $tmpdir
+# (run-functions.sh), so it can only find our runs.
+lb_cleanup () {
+    cleanup_rc=0
+    timeout 60 "$LARGEBLOCK_RUN" --cleanup --verbose 2>"$run_err" ||
+        cleanup_rc=$?
+    cat "$run_err" >&2
+}
+
+# ---- a SIGKILLed run ----
+rm -f "$tmpdir/ready"
+lb_start "${DISK[@]}" -- "${READY_CMD[@]}"
+wait_ready "$tmpdir/ready" || { lb_wait; fail "COMMAND never started"; }
+kill -KILL "$lb_pid"
+lb_wait
+[ "$rc" = 137 ] || fail "SIGKILLed largeblock-run: status $rc"
+
+# Prove there is something to clean.
+left=$(leftovers)
+echo "left by the SIGKILLed run:"; echo "$left"
+for what in "loop device: " "mount: /dev/loop" "mount: /dev/fuse" \
+            "process: [0-9]* [^ ]*nbdkit " "process: [0-9]* [^ ]*nbdfuse " \
+            "process: COMMAND" "directory: "; do
+    grep -q "^$what" <<<"$left" ||
+        fail "the SIGKILLed run left no '$what': nothing to prove"
+done
+
+# The COMMAND is the user's; --cleanup does not touch it, the test ends
+# it (its pid is the one it wrote; our_command_pid checks it is ours).
+cmd_pid=$(our_command_pid) || fail "no COMMAND pid"
+kill -KILL "$cmd_pid"
+while kill -0 "$cmd_pid" 2>/dev/null; do sleep 0.05; done
+
+lb_cleanup
+left=$(leftovers)
+if [ "$cleanup_rc" -ne 0 ] || [ -n "$left" ]; then
+    echo "CASE FAILED: --cleanup after SIGKILL: status $cleanup_rc; left: $left" >&2
+    failures+=("--cleanup after SIGKILL: status $cleanup_rc; left behind: $(tr '\n' ';' <<<"$left")")
+    kill_leftovers
+else
+    echo "case ok: --cleanup removed everything the SIGKILLed run left"
+fi
+nr_cases=$((nr_cases + 1))
+
+# The next normal run works.
+lbrun "${DISK[@]}" -- true
+rc_next=$rc
+[ "$rc_next" -eq 0 ] || failures+=("next run after --cleanup: status $rc_next")
+assert_nothing_left
+nr_cases=$((nr_cases + 1))
+
+# ---- a live run is left alone ----
+rm -f "$tmpdir/ready" "$tmpdir/finish"
+lb_start "${DISK[@]}" -- sh -c 'echo "$LARGEBLOCK_MNT" >"$TMPDIR/mnt"
+    touch "$TMPDIR/ready"
+    while [ ! -e "$TMPDIR/finish" ]; do sleep 0.1; done'
+wait_ready "$tmpdir/ready" || { lb_wait; fail "live run: COMMAND never started"; }
+mnt=$(cat "$tmpdir/mnt")
+before=$(leftovers | sort)
+lb_cleanup
+after=$(leftovers | sort)
+why=
+grep -qF " $mnt xfs " /proc/mounts || why="its XFS mount is gone"
+_exited "$lb_pid" && why="${why:+$why; }largeblock-run died"
+[ "$before" = "$after" ] ||
+    why="${why:+$why; }what it holds changed: $(diff <(echo "$before") <(echo "$after") | tr '\n' ';')"
+touch "$tmpdir/finish"
+lb_wait
+[ -z "$why" ] || case_extra="--cleanup touched a live run: $why"
+check_case "live run left alone by --cleanup, then ends normally" 0
+
+check_all

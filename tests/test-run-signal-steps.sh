@@ -1,0 +1,130 @@
+#!/bin/bash
+# largeblock-run: a signal at any step of set-up, or a second signal
+# during teardown, still tears everything down.
+#
+# Set-up: each step (nbdkit starting, nbdfuse starting, losetup attaching
+# before and after it attached, mkfs.xfs before and after it wrote,
+# mount before and after it mounted, COMMAND running) is held by a slowed
+# tool (tests/helpers/slow-tool.sh) or by the COMMAND itself, and
+# largeblock-run gets SIGTERM, SIGINT and SIGHUP there (every pair).
+# Teardown: SIGx during COMMAND, then a second signal while teardown's
+# "losetup -d" or "fusermount3 -u" is held for 2 s, or while the umount
+# is retried because a process the COMMAND left keeps the mount busy for
+# 2 s; teardown must finish anyway.  Every case: status 128+(first)
+# signal, exit within the hang bound, nothing left.  All cases run; the
+# failures are listed at the end.
+: "${abs_top_srcdir:?run through make check}"
+source "$abs_top_srcdir/tests/functions.sh" || exit 1
+source "$abs_top_srcdir/tests/run-functions.sh" || exit 1
+source "$abs_top_srcdir/tests/signal-functions.sh" || exit 1
+requires mkfs.xfs
+requires setsid
+
+use_slow_tools
+slow_ready="$tmpdir/slow-ready"
+
+# slow TOOL WHEN [ARG]: hold TOOL's call (with ARG among its arguments)
+# before or after the real tool runs.
+slow () {
+    export SLOW_TOOL=$1 SLOW_WHEN=$2 SLOW_ARG=${3:-} SLOW_READY=$slow_ready
+    rm -f "$slow_ready" "$slow_ready.calls"
+}
+no_slow () { unset SLOW_TOOL SLOW_WHEN SLOW_ARG SLOW_READY SLOW_SECONDS; }
+
+# ---- set-up steps ----
+steps=(
+    "nbdkit before"
+    "nbdfuse before"
+    "losetup before --find"
+    "losetup after --find"
+    "mkfs.xfs before"
+    "mkfs.xfs after"
+    "mount before"
+    "mount after"
+    "command"
+)
+for step in "${steps[@]}"; do
+    for sig in TERM INT HUP; do
+        rm -f "$tmpdir/ready"
+        if [ "$step" = command ]; then
+            no_slow
+            ready="$tmpdir/ready"
+        else
+            # shellcheck disable=SC2086 # the step is TOOL WHEN [ARG]
+            slow $step
+            ready=$slow_ready
+        fi
+        name="SIG$sig during $step"
+        lb_start "${DISK[@]}" -- "${READY_CMD[@]}"
+        if ! wait_ready "$ready"; then
+            lb_wait
+            failures+=("$name: never reached the step (status $rc)")
+            nr_cases=$((nr_cases + 1))
+            echo "CASE FAILED: $name: never reached the step" >&2
+            kill_leftovers
+            continue
+        fi
+        kill "-$sig" "$lb_pid"
+        lb_wait
+        no_slow
+        check_case "$name" $((128 + $(sig_number "$sig")))
+    done
+done
+
+# ---- a second signal during teardown ----
+# second_signal_case NAME FIRST SECOND READY2 COMMAND...: SIGFIRST once
+# the COMMAND is ready, SIGSECOND once READY2 exists (empty READY2: 0.5 s
+# later, with the mount still busy).
+second_signal_case () {
+    local name=$1 first=$2 second=$3 ready2=$4; shift 4
+    rm -f "$tmpdir/ready"
+    lb_start "${DISK[@]}" -- "$@"
+    if ! wait_ready "$tmpdir/ready"; then
+        lb_wait
+        failures+=("$name: COMMAND never started (status $rc)")
+        nr_cases=$((nr_cases + 1))
+        kill_leftovers
+        return
+    fi
+    kill "-$first" "$lb_pid"
+    if [ -n "$ready2" ]; then
+        wait_ready "$ready2" ||
+            echo "$name: teardown's slowed helper never ran" >&2
+    else
+        sleep 0.5
+        grep -qF " $tmpdir/largeblock-run." /proc/mounts ||
+            echo "$name: the mount was gone before the second signal" >&2
+    fi
+    _exited "$lb_pid" || kill "-$second" "$lb_pid"
+    lb_wait
+    no_slow
+    check_case "$name" $((128 + $(sig_number "$first")))
+}
+
+# The COMMAND leaves a process in the mount for 2 s, so the first
+# umount attempts fail with EBUSY.
+BUSY_CMD=(sh -c '(cd "$LARGEBLOCK_MNT" && exec sleep 2) \
+                   </dev/null >/dev/null 2>&1 &
+                 echo $$ >"$TMPDIR/cmd.pid"; touch "$TMPDIR/ready"
+                 exec sleep 60')
+
+for pair in "TERM TERM" "INT HUP"; do
+    set -- $pair
+    slow losetup before -d; export SLOW_SECONDS=2
+    second_signal_case "SIG$1 during command, SIG$2 during losetup -d" \
+        "$1" "$2" "$slow_ready" "${READY_CMD[@]}"
+done
+for pair in "HUP INT" "TERM HUP"; do
+    set -- $pair
+    slow fusermount3 before -u; export SLOW_SECONDS=2
+    second_signal_case "SIG$1 during command, SIG$2 during fusermount3 -u" \
+        "$1" "$2" "$slow_ready" "${READY_CMD[@]}"
+done
+for pair in "INT TERM" "HUP HUP"; do
+    set -- $pair
+    no_slow
+    second_signal_case "SIG$1 during command, SIG$2 during busy umount" \
+        "$1" "$2" "" "${BUSY_CMD[@]}"
+done
+
+check_all
