@@ -92,11 +92,15 @@ assert_nothing_left () {
 # $tmpdir/nbd-devices, so that nobody else's device is touched.
 _run_emergency_cleanup () {
     local m d
+    # Filesystems first, then the loop devices (while their backing
+    # files still show our paths), then the FUSE mounts under them.
+    grep -F " $tmpdir/" /proc/mounts | grep -v ' fuse' | awk '{print $2}' |
+        sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
+    losetup -a | grep -F "$tmpdir/" | cut -d: -f1 |
+        while read -r d; do losetup -d "$d"; done
     grep -F " $tmpdir/" /proc/mounts | awk '{print $2}' | sort -r |
         while read -r m; do umount -l "$m" 2>/dev/null ||
                             fusermount3 -uz "$m" 2>/dev/null; done
-    losetup -a | grep -F "$tmpdir/" | cut -d: -f1 |
-        while read -r d; do losetup -d "$d"; done
     [ -s "$tmpdir/nbd-devices" ] || return 0
     sort -u "$tmpdir/nbd-devices" | while read -r d; do
         [ -e "/sys/block/${d#/dev/}/pid" ] && nbd-client -d "$d"
