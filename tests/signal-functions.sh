@@ -43,10 +43,20 @@ lb_pid=
 LB_START_PREFIX=()
 LB_STDERR=
 lb_start () {
+    local i
     rm -f "$tmpdir/cmd.pid"
     "${LB_START_PREFIX[@]}" "$LARGEBLOCK_RUN" "$@" \
         2>"${LB_STDERR:-$run_err}" &
     lb_pid=$!
+    # Until the background job has become largeblock-run, it is a copy
+    # of this shell with its traps: a signal then would run this test's
+    # own exit trap (and remove $tmpdir) instead of reaching the program.
+    for (( i=0; i<1000; i++ )); do
+        [ "$(readlink "/proc/$lb_pid/exe" 2>/dev/null)" = \
+          "$(readlink -f "$LARGEBLOCK_RUN")" ] && return 0
+        _exited "$lb_pid" && return 0
+        sleep 0.005
+    done
 }
 
 # The COMMAND every case runs: says where it is, then sleeps as its own
