@@ -11,6 +11,7 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -161,15 +162,25 @@ END_TEST
 
 START_TEST (test_command_gets_forwarded_signal)
 {
-  char *argv[] = { "/bin/sh", "-c", "trap 'exit 9' TERM; sleep 30 & wait",
-                   NULL };
+  char ready[] = "/tmp/check-proc-ready.XXXXXX", script[256];
+  char *argv[] = { "/bin/sh", "-c", script, NULL };
   struct proc_spec spec = { .argv = argv };
   pid_t pid;
-  int status;
+  int fd, status;
 
+  /* The shell says when its trap is set: a fixed sleep is not enough
+   * on a loaded machine. */
+  fd = mkstemp (ready);
+  ck_assert_int_ge (fd, 0);
+  close (fd);
+  unlink (ready);
+  snprintf (script, sizeof script,
+            "trap 'exit 9' TERM; : >%s; sleep 30 & wait", ready);
   proc_init ();
   ck_assert_int_eq (proc_spawn (&spec, &pid, NULL, NULL), 0);
-  proc_sleep_ms (200, false); /* let the shell set its trap */
+  while (access (ready, F_OK) == -1)
+    proc_sleep_ms (10, false);
+  unlink (ready);
   raise (SIGTERM);
   status = proc_wait (&pid, PROC_FORWARD, -1, NULL, 0);
   ck_assert (WIFEXITED (status));
