@@ -26,3 +26,20 @@ lb_fail (int errnum, char *err, size_t errlen, const char *fmt, ...)
   errno = errnum;
   return -1;
 }
+
+static _Thread_local enum lb_fault thread_fault;
+
+void
+lb_set_fault (enum lb_fault fault)
+{
+  thread_fault = fault;
+}
+
+enum lb_fault
+lb_take_fault (void)
+{
+  enum lb_fault fault = thread_fault;
+
+  thread_fault = LB_FAULT_NONE;
+  return fault;
+}

@@ -17,4 +17,15 @@
 int lb_fail (int errnum, char *err, size_t errlen, const char *fmt, ...)
   __attribute__ ((format (printf, 4, 5)));
 
+enum lb_fault {
+  LB_FAULT_NONE,
+  LB_FAULT_PAST_EOF, /* a read reached past the end of the backing file */
+};
+
+/* Set the calling thread's fault code. */
+void lb_set_fault (enum lb_fault fault);
+
+/* The calling thread's fault code, which goes back to LB_FAULT_NONE. */
+enum lb_fault lb_take_fault (void);
+
 #endif /* LARGEBLOCK_ERROR_H */

@@ -1,5 +1,8 @@
 /* largeblock: the file store -- see filestore.h.
  *
+ * Owns the open backing file (or block device), its direct I/O alignment,
+ * the range lock below and the capabilities found at run time.
+ *
  * Locking.  Requests are ordered per lock unit (the physical block, or
  * the direct I/O unit if that is larger) as the RAM store orders them per
  * folio: a unit is never seen half-written, half-trimmed or half-zeroed.
@@ -9,17 +12,28 @@
  * becomes a read-modify-write of whole units, which must not interleave
  * with another write to those units or it brings back stale bytes.
  *
- * So every operation holds the striped rwlocks of the units it touches:
- * shared for reads, exclusive for writes, trims and zeros, taken in
- * ascending stripe order (all of them for a request spanning NR_STRIPES
- * units or more) so two requests never deadlock.  Flush and extents take
- * no lock.  Uncontended, a lock costs far less than the system call it
- * guards.
+ * So every operation claims the byte range it touches, rounded out to
+ * whole lock units, in a range lock: shared for reads, exclusive for
+ * writes, trims and zeros.  A claim waits only for earlier claims that
+ * overlap it and conflict (any pair but two shared ones), so requests to
+ * different units never wait for each other however large they are, and
+ * overlapping ones are served in arrival order (no starvation, and no
+ * deadlock: a claim only ever waits for older ones).  The lock's own
+ * mutex guards just the list of claims, never any I/O.
+ *
+ * No claim is held across fdatasync: a FUA write that cannot use
+ * RWF_DSYNC syncs after its claim is dropped, before it returns.  The
+ * write-zeros fallback claims one chunk at a time (each chunk whole lock
+ * units, so per-unit atomicity holds).  Flush and extents take no claim.
  *
  * Capabilities discovered at run time (whether the filesystem can punch
  * holes, zero ranges or do per-write O_DSYNC) are cached in atomics: the
  * first EOPNOTSUPP clears the flag and later requests go straight to the
  * fallback.
+ *
+ * A backing file that shrank while served: a read reaching past its end
+ * fails with EIO (and lb_fault says why); a write there extends the file
+ * again, as nbdkit's file plugin does.
  */
 #include <config.h>
 
@@ -42,9 +56,26 @@
 #include "error.h"
 #include "extents.h"
 
-#define NR_STRIPES 64
 #define ZERO_CHUNK_BYTES (1u << 20)
+#define BOUNCE_BYTES (1u << 20) /* largest direct I/O bounce window */
 #define PAGE_ALIGN_BYTES 4096u
+
+/* One request's claim on the byte range [lo, hi), in the range lock's
+ * list (oldest first) from claim_range until release_range.  Lives on
+ * the claiming thread's stack.
+ */
+struct range_claim {
+  uint64_t lo, hi;
+  bool exclusive;
+  struct range_claim *prev, *next;
+};
+
+struct range_lock {
+  pthread_mutex_t mutex; /* guards the list and nr_waiting only */
+  pthread_cond_t changed;
+  struct range_claim *oldest, *newest;
+  unsigned nr_waiting;
+};
 
 struct filestore {
   struct lb_store store; /* must be first */
@@ -59,8 +90,8 @@ struct filestore {
   atomic_bool can_zero_range;
   atomic_bool can_dsync;
   _Atomic uint64_t peak_folios;
-  unsigned lock_shift; /* log2 of the lock unit */
-  pthread_rwlock_t stripes[NR_STRIPES];
+  uint64_t lock_unit_bytes; /* physical block, or direct I/O unit */
+  struct range_lock locks;
 };
 
 static struct filestore *
@@ -75,69 +106,6 @@ is_unsupported (int errnum)
   return errnum == EOPNOTSUPP || errnum == ENOTSUP || errnum == ENOSYS;
 }
 
-/* ---- plain positional I/O ---- */
-
-/* Reads past the end of the file (someone truncated it behind our back)
- * read as zeros rather than failing.
- */
-static int
-read_fully (int fd, void *buf, size_t count, uint64_t offset)
-{
-  char *p = buf;
-
-  while (count > 0) {
-    ssize_t r = pread (fd, p, count, (off_t) offset);
-    if (r == -1) {
-      if (errno == EINTR)
-        continue;
-      return -1;
-    }
-    if (r == 0) {
-      memset (p, 0, count);
-      return 0;
-    }
-    p += r;
-    count -= (size_t) r;
-    offset += (uint64_t) r;
-  }
-  return 0;
-}
-
-/* Write all of buf; with fua, durable on return (RWF_DSYNC where the
- * filesystem has it, else a trailing fdatasync).
- */
-static int
-write_fully (struct filestore *fs, const void *buf, size_t count,
-             uint64_t offset, bool fua)
-{
-  const char *p = buf;
-  bool dsync = fua && atomic_load (&fs->can_dsync);
-
-  while (count > 0) {
-    struct iovec iov = { .iov_base = (void *) p, .iov_len = count };
-    ssize_t r = pwritev2 (fs->fd, &iov, 1, (off_t) offset,
-                          dsync ? RWF_DSYNC : 0);
-    if (r == -1) {
-      if (errno == EINTR)
-        continue;
-      if (dsync && is_unsupported (errno)) {
-        atomic_store (&fs->can_dsync, false);
-        dsync = false;
-        continue;
-      }
-      return -1;
-    }
-    p += r;
-    count -= (size_t) r;
-    offset += (uint64_t) r;
-  }
-  if (fua && !dsync)
-    return fdatasync (fs->fd);
-  return 0;
-}
-
-/* ---- direct I/O: alignment, bounce buffers, stripe locks ---- */
-
 static uint64_t
 round_down (uint64_t v, uint64_t unit)
 {
@@ -150,6 +118,151 @@ round_up (uint64_t v, uint64_t unit)
   return round_down (v + unit - 1, unit);
 }
 
+static uint64_t
+min_u64 (uint64_t a, uint64_t b)
+{
+  return a < b ? a : b;
+}
+
+/* ---- the range lock ---- */
+
+static bool
+claims_conflict (const struct range_claim *a, const struct range_claim *b)
+{
+  return a->lo < b->hi && b->lo < a->hi && (a->exclusive || b->exclusive);
+}
+
+static bool
+must_wait (const struct range_claim *c)
+{
+  for (const struct range_claim *p = c->prev; p != NULL; p = p->prev)
+    if (claims_conflict (p, c))
+      return true;
+  return false;
+}
+
+/* Claim [offset, offset + count) rounded out to whole lock units; returns
+ * once no older conflicting claim is left.
+ */
+static void
+claim_range (struct filestore *fs, struct range_claim *c, uint64_t count,
+             uint64_t offset, bool exclusive)
+{
+  struct range_lock *l = &fs->locks;
+
+  c->lo = round_down (offset, fs->lock_unit_bytes);
+  c->hi = round_up (offset + count, fs->lock_unit_bytes);
+  c->exclusive = exclusive;
+  c->next = NULL;
+  pthread_mutex_lock (&l->mutex);
+  c->prev = l->newest;
+  if (l->newest)
+    l->newest->next = c;
+  else
+    l->oldest = c;
+  l->newest = c;
+  if (must_wait (c)) {
+    l->nr_waiting++;
+    do
+      pthread_cond_wait (&l->changed, &l->mutex);
+    while (must_wait (c));
+    l->nr_waiting--;
+  }
+  pthread_mutex_unlock (&l->mutex);
+}
+
+/* Keeps errno, so callers can release between a failure and its return. */
+static void
+release_range (struct filestore *fs, struct range_claim *c)
+{
+  struct range_lock *l = &fs->locks;
+  int saved = errno;
+
+  pthread_mutex_lock (&l->mutex);
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    l->oldest = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  else
+    l->newest = c->prev;
+  if (l->nr_waiting > 0)
+    pthread_cond_broadcast (&l->changed);
+  pthread_mutex_unlock (&l->mutex);
+  errno = saved;
+}
+
+/* ---- plain positional I/O ---- */
+
+/* What a read that meets the end of the file does. */
+enum at_eof {
+  EOF_FAILS, /* a client's read: the file shrank under us, EIO */
+  EOF_ZEROS, /* a read-modify-write: the write will extend the file */
+};
+
+static int
+read_fully (int fd, void *buf, size_t count, uint64_t offset,
+            enum at_eof at_eof)
+{
+  char *p = buf;
+
+  while (count > 0) {
+    ssize_t r = pread (fd, p, count, (off_t) offset);
+    if (r == -1) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    if (r == 0 && at_eof == EOF_ZEROS) {
+      memset (p, 0, count);
+      return 0;
+    }
+    if (r == 0) {
+      lb_set_fault (LB_FAULT_PAST_EOF);
+      errno = EIO;
+      return -1;
+    }
+    p += r;
+    count -= (size_t) r;
+    offset += (uint64_t) r;
+  }
+  return 0;
+}
+
+/* Write all of buf.  *dsync asks for RWF_DSYNC (durable on return); it is
+ * cleared when the filesystem cannot do that, and then the caller must
+ * fdatasync -- after releasing its claim.
+ */
+static int
+write_fully (struct filestore *fs, const void *buf, size_t count,
+             uint64_t offset, bool *dsync)
+{
+  const char *p = buf;
+
+  while (count > 0) {
+    struct iovec iov = { .iov_base = (void *) p, .iov_len = count };
+    ssize_t r = pwritev2 (fs->fd, &iov, 1, (off_t) offset,
+                          *dsync ? RWF_DSYNC : 0);
+    if (r == -1) {
+      if (errno == EINTR)
+        continue;
+      if (*dsync && is_unsupported (errno)) {
+        atomic_store (&fs->can_dsync, false);
+        *dsync = false;
+        continue;
+      }
+      return -1;
+    }
+    p += r;
+    count -= (size_t) r;
+    offset += (uint64_t) r;
+  }
+  return 0;
+}
+
+/* ---- direct I/O: alignment and bounded bounce buffers ---- */
+
 static bool
 direct_can_take (const struct filestore *fs, const void *buf, uint64_t count,
                  uint64_t offset)
@@ -158,111 +271,101 @@ direct_can_take (const struct filestore *fs, const void *buf, uint64_t count,
     count % fs->dio_align_bytes == 0 && offset % fs->dio_align_bytes == 0;
 }
 
-static void *
-bounce_alloc (const struct filestore *fs, size_t bytes)
-{
-  void *p;
+/* A request the device cannot take as it is goes through an aligned
+ * bounce buffer one window at a time: [lo, hi) is the request rounded out
+ * to direct I/O units, and a window is at most BOUNCE_BYTES (or one unit,
+ * if that is larger), so the buffer never grows with the request.
+ */
+struct bounce {
+  uint64_t offset, end; /* the request */
+  uint64_t lo, hi;      /* rounded out to units */
+  uint64_t window_bytes;
+  char *buf;
+};
 
-  if (posix_memalign (&p, fs->mem_align_bytes, bytes) != 0) {
+static int
+bounce_start (const struct filestore *fs, struct bounce *b, uint64_t count,
+              uint64_t offset)
+{
+  uint64_t unit = fs->dio_align_bytes;
+
+  b->offset = offset;
+  b->end = offset + count;
+  b->lo = round_down (offset, unit);
+  b->hi = round_up (b->end, unit);
+  b->window_bytes = min_u64 (b->hi - b->lo,
+                             unit > BOUNCE_BYTES ? unit : BOUNCE_BYTES);
+  if (posix_memalign ((void **) &b->buf, fs->mem_align_bytes,
+                      b->window_bytes) != 0) {
     errno = ENOMEM;
-    return NULL;
+    return -1;
   }
-  return p;
+  return 0;
 }
 
-/* Bit i set: stripe i covers a unit of [offset, offset + count). */
-static uint64_t
-stripes_of (const struct filestore *fs, uint64_t count, uint64_t offset)
-{
-  uint64_t first = offset >> fs->lock_shift;
-  uint64_t last = (offset + count - 1) >> fs->lock_shift;
-  uint64_t mask = 0;
-
-  if (count == 0)
-    return 0;
-  if (last - first + 1 >= NR_STRIPES)
-    return UINT64_MAX;
-  for (uint64_t u = first; u <= last; u++)
-    mask |= UINT64_C (1) << (u % NR_STRIPES);
-  return mask;
-}
-
-static uint64_t
-lock_range (struct filestore *fs, uint64_t count, uint64_t offset,
-            bool exclusive)
-{
-  uint64_t mask = stripes_of (fs, count, offset);
-
-  for (unsigned i = 0; i < NR_STRIPES; i++) {
-    if (!(mask & (UINT64_C (1) << i)))
-      continue;
-    if (exclusive)
-      pthread_rwlock_wrlock (&fs->stripes[i]);
-    else
-      pthread_rwlock_rdlock (&fs->stripes[i]);
-  }
-  return mask;
-}
-
-/* Keeps errno, so callers can unlock between a failure and its return. */
+/* The request's bytes inside the window at pos of n bytes: [*a, *b). */
 static void
-unlock_range (struct filestore *fs, uint64_t mask)
+bounce_overlap (const struct bounce *b, uint64_t pos, uint64_t n, uint64_t *a,
+                uint64_t *z)
 {
-  int saved = errno;
-
-  for (unsigned i = NR_STRIPES; i-- > 0;)
-    if (mask & (UINT64_C (1) << i))
-      pthread_rwlock_unlock (&fs->stripes[i]);
-  errno = saved;
+  *a = pos > b->offset ? pos : b->offset;
+  *z = min_u64 (pos + n, b->end);
 }
 
 static int
 direct_read (struct filestore *fs, void *buf, uint32_t count, uint64_t offset)
 {
-  uint64_t lo = round_down (offset, fs->dio_align_bytes);
-  uint64_t hi = round_up (offset + count, fs->dio_align_bytes);
-  char *bounce;
-  int r;
-
-  if (direct_can_take (fs, buf, count, offset))
-    return read_fully (fs->fd, buf, count, offset);
-  bounce = bounce_alloc (fs, hi - lo);
-  if (bounce == NULL)
-    return -1;
-  r = read_fully (fs->fd, bounce, hi - lo, lo);
-  if (r == 0)
-    memcpy (buf, bounce + (offset - lo), count);
-  free (bounce);
-  return r;
-}
-
-/* Caller holds the stripes.  Reads the partial units at either end, lays
- * the new bytes over them and writes whole units.
- */
-static int
-direct_write_locked (struct filestore *fs, const void *buf, uint32_t count,
-                     uint64_t offset, bool fua)
-{
-  uint32_t unit = fs->dio_align_bytes;
-  uint64_t lo = round_down (offset, unit);
-  uint64_t hi = round_up (offset + count, unit);
-  char *bounce;
+  struct bounce b;
   int r = 0;
 
   if (direct_can_take (fs, buf, count, offset))
-    return write_fully (fs, buf, count, offset, fua);
-  bounce = bounce_alloc (fs, hi - lo);
-  if (bounce == NULL)
+    return read_fully (fs->fd, buf, count, offset, EOF_FAILS);
+  if (bounce_start (fs, &b, count, offset) == -1)
     return -1;
-  if (offset != lo)
-    r = read_fully (fs->fd, bounce, unit, lo);
-  if (r == 0 && offset + count != hi && (hi - unit != lo || offset == lo))
-    r = read_fully (fs->fd, bounce + (hi - unit - lo), unit, hi - unit);
-  if (r == 0) {
-    memcpy (bounce + (offset - lo), buf, count);
-    r = write_fully (fs, bounce, hi - lo, lo, fua);
+  for (uint64_t pos = b.lo, n; pos < b.hi && r == 0; pos += n) {
+    uint64_t a, z;
+
+    n = min_u64 (b.window_bytes, b.hi - pos);
+    r = read_fully (fs->fd, b.buf, n, pos, EOF_FAILS);
+    bounce_overlap (&b, pos, n, &a, &z);
+    if (r == 0)
+      memcpy ((char *) buf + (a - offset), b.buf + (a - pos), z - a);
   }
-  free (bounce);
+  free (b.buf);
+  return r;
+}
+
+/* Caller holds the claim.  In each window, reads the partial units at
+ * either end, lays the new bytes over them and writes whole units.
+ */
+static int
+direct_write_claimed (struct filestore *fs, const void *buf, uint32_t count,
+                      uint64_t offset, bool *dsync)
+{
+  const uint64_t unit = fs->dio_align_bytes;
+  struct bounce b;
+  int r = 0;
+
+  if (direct_can_take (fs, buf, count, offset))
+    return write_fully (fs, buf, count, offset, dsync);
+  if (bounce_start (fs, &b, count, offset) == -1)
+    return -1;
+  for (uint64_t pos = b.lo, n; pos < b.hi && r == 0; pos += n) {
+    uint64_t a, z;
+
+    n = min_u64 (b.window_bytes, b.hi - pos);
+    bounce_overlap (&b, pos, n, &a, &z);
+    if (a != pos)
+      r = read_fully (fs->fd, b.buf, unit, pos, EOF_ZEROS);
+    if (r == 0 && z != pos + n && (n != unit || a == pos))
+      r = read_fully (fs->fd, b.buf + n - unit, unit, pos + n - unit,
+                      EOF_ZEROS);
+    if (r == 0) {
+      memcpy (b.buf + (a - pos), (const char *) buf + (a - offset), z - a);
+      r = write_fully (fs, b.buf, n, pos, dsync);
+    }
+  }
+  free (b.buf);
   return r;
 }
 
@@ -272,24 +375,25 @@ static int
 file_pread (struct lb_store *s, void *buf, uint32_t count, uint64_t offset)
 {
   struct filestore *fs = to_filestore (s);
-  uint64_t held = lock_range (fs, count, offset, false);
+  struct range_claim claim;
   int r;
 
+  claim_range (fs, &claim, count, offset, false);
   if (fs->direct)
     r = direct_read (fs, buf, count, offset);
   else
-    r = read_fully (fs->fd, buf, count, offset);
-  unlock_range (fs, held);
+    r = read_fully (fs->fd, buf, count, offset, EOF_FAILS);
+  release_range (fs, &claim);
   return r;
 }
 
 static int
-write_locked (struct filestore *fs, const void *buf, uint32_t count,
-              uint64_t offset, bool fua)
+write_claimed (struct filestore *fs, const void *buf, uint32_t count,
+               uint64_t offset, bool *dsync)
 {
   if (fs->direct)
-    return direct_write_locked (fs, buf, count, offset, fua);
-  return write_fully (fs, buf, count, offset, fua);
+    return direct_write_claimed (fs, buf, count, offset, dsync);
+  return write_fully (fs, buf, count, offset, dsync);
 }
 
 static int
@@ -297,10 +401,15 @@ file_pwrite (struct lb_store *s, const void *buf, uint32_t count,
              uint64_t offset, bool fua)
 {
   struct filestore *fs = to_filestore (s);
-  uint64_t held = lock_range (fs, count, offset, true);
-  int r = write_locked (fs, buf, count, offset, fua);
+  struct range_claim claim;
+  bool dsync = fua && atomic_load (&fs->can_dsync);
+  int r;
 
-  unlock_range (fs, held);
+  claim_range (fs, &claim, count, offset, true);
+  r = write_claimed (fs, buf, count, offset, &dsync);
+  release_range (fs, &claim);
+  if (r == 0 && fua && !dsync)
+    r = fdatasync (fs->fd);
   return r;
 }
 
@@ -337,24 +446,41 @@ static int
 file_trim (struct lb_store *s, uint32_t count, uint64_t offset)
 {
   struct filestore *fs = to_filestore (s);
-  uint64_t held = lock_range (fs, count, offset, true);
-  int r = punch_hole (fs, count, offset);
+  struct range_claim claim;
+  int r;
 
-  unlock_range (fs, held);
+  claim_range (fs, &claim, count, offset, true);
+  r = punch_hole (fs, count, offset);
+  release_range (fs, &claim);
   return r == -1 ? -1 : 0; /* trim is advisory where unsupported */
 }
 
+/* Write zeros over the range one claim at a time, each claim whole lock
+ * units and at least ZERO_CHUNK_BYTES, so every unit is zeroed under a
+ * single claim but a long request never holds all of its range.
+ */
 static int
 write_zeros (struct filestore *fs, uint32_t count, uint64_t offset)
 {
-  while (count > 0) {
-    uint32_t n = count < ZERO_CHUNK_BYTES ? count : ZERO_CHUNK_BYTES;
-    if (write_locked (fs, fs->zeros, n, offset, false) == -1)
-      return -1;
-    count -= n;
-    offset += n;
+  const uint64_t span = fs->lock_unit_bytes > ZERO_CHUNK_BYTES
+    ? fs->lock_unit_bytes
+    : ZERO_CHUNK_BYTES;
+  const uint64_t end = offset + count;
+  int r = 0;
+
+  for (uint64_t pos = offset, next; pos < end && r == 0; pos = next) {
+    struct range_claim claim;
+    bool dsync = false;
+
+    next = min_u64 (round_down (pos, span) + span, end);
+    claim_range (fs, &claim, next - pos, pos, true);
+    for (uint64_t p = pos, n; p < next && r == 0; p += n) {
+      n = min_u64 (ZERO_CHUNK_BYTES, next - p);
+      r = write_claimed (fs, fs->zeros, (uint32_t) n, p, &dsync);
+    }
+    release_range (fs, &claim);
   }
-  return 0;
+  return r;
 }
 
 /* Zero keeping the blocks allocated (NBD_CMD_FLAG_NO_HOLE). */
@@ -377,9 +503,12 @@ zero_allocated (struct filestore *fs, uint32_t count, uint64_t offset)
   return 0;
 }
 
+/* Zero with fallocate under the caller's claim: 0 done, 1 not possible
+ * here (write zeros instead), -1 error.
+ */
 static int
-zero_locked (struct filestore *fs, uint32_t count, uint64_t offset,
-             unsigned flags)
+zero_by_fallocate (struct filestore *fs, uint32_t count, uint64_t offset,
+                   unsigned flags)
 {
   int r = 1;
 
@@ -388,6 +517,19 @@ zero_locked (struct filestore *fs, uint32_t count, uint64_t offset,
   /* A device's ZERO_RANGE may quietly write zeros: not fast. */
   if (r == 1 && !(fs->is_blockdev && (flags & LB_ZERO_FAST)))
     r = zero_allocated (fs, count, offset);
+  return r;
+}
+
+static int
+file_zero (struct lb_store *s, uint32_t count, uint64_t offset, unsigned flags)
+{
+  struct filestore *fs = to_filestore (s);
+  struct range_claim claim;
+  int r;
+
+  claim_range (fs, &claim, count, offset, true);
+  r = zero_by_fallocate (fs, count, offset, flags);
+  release_range (fs, &claim);
   if (r != 1)
     return r;
   if (flags & LB_ZERO_FAST) {
@@ -395,17 +537,6 @@ zero_locked (struct filestore *fs, uint32_t count, uint64_t offset,
     return -1;
   }
   return write_zeros (fs, count, offset);
-}
-
-static int
-file_zero (struct lb_store *s, uint32_t count, uint64_t offset, unsigned flags)
-{
-  struct filestore *fs = to_filestore (s);
-  uint64_t held = lock_range (fs, count, offset, true);
-  int r = zero_locked (fs, count, offset, flags);
-
-  unlock_range (fs, held);
-  return r;
 }
 
 static int
@@ -513,8 +644,8 @@ file_destroy (struct lb_store *s)
   struct filestore *fs = to_filestore (s);
 
   close (fs->fd);
-  for (unsigned i = 0; i < NR_STRIPES; i++)
-    pthread_rwlock_destroy (&fs->stripes[i]);
+  pthread_mutex_destroy (&fs->locks.mutex);
+  pthread_cond_destroy (&fs->locks.changed);
   free (fs->zeros);
   free (fs);
 }
@@ -687,7 +818,7 @@ setup_direct (struct filestore *fs, const char *path,
                     "I/O unit of %" PRIu32 " bytes, not a power of two",
                     path, fs->dio_align_bytes);
   if (fs->dio_align_bytes > fs->g->physical_bytes)
-    fs->lock_shift = lb_log2 (fs->dio_align_bytes);
+    fs->lock_unit_bytes = fs->dio_align_bytes;
   if (fs->g->size_bytes % fs->dio_align_bytes != 0)
     return lb_fail (EINVAL, err, errlen,
                     "direct=on: size %" PRIu64 " of "
@@ -719,13 +850,13 @@ filestore_alloc (const struct lb_geometry *g, int fd, bool is_blockdev,
   fs->direct = direct;
   fs->dio_align_bytes = 1;
   fs->mem_align_bytes = 1;
-  fs->lock_shift = g->physical_shift;
+  fs->lock_unit_bytes = g->physical_bytes;
   atomic_init (&fs->can_punch, true);
   atomic_init (&fs->can_zero_range, true);
   atomic_init (&fs->can_dsync, true);
   atomic_init (&fs->peak_folios, 0);
-  for (unsigned i = 0; i < NR_STRIPES; i++)
-    pthread_rwlock_init (&fs->stripes[i], NULL);
+  pthread_mutex_init (&fs->locks.mutex, NULL);
+  pthread_cond_init (&fs->locks.changed, NULL);
   return fs;
 }
 

@@ -19,6 +19,11 @@
  *   folio's bytes under the write lock.  A reader that finds a group's
  *   slots empty needs no lock at all: those folios were absent at that
  *   instant, and zeros are a valid answer.
+ * - Trim (and zero without NO_HOLE) takes each group's write lock once,
+ *   empties the group's slots and keeps the folios aside, unreachable; it
+ *   gives them back to their stripe's allocator in runs of memory
+ *   neighbours, one madvise per run, under that stripe's write lock,
+ *   and all of them before it returns (struct release_batch).
  * - No request holds two stripe locks at once, so there is no lock order.
  * - Each stripe owns a folio allocator (slab.h) used only under that
  *   stripe's write lock, so allocation takes no lock of its own.
@@ -79,10 +84,16 @@ to_ramstore (struct lb_store *s)
   return (struct ramstore *) s;
 }
 
+static unsigned
+stripe_idx_of (const struct ramstore *rs, uint64_t folio_idx)
+{
+  return (unsigned) ((folio_idx >> rs->group_shift) % NR_STRIPES);
+}
+
 static struct stripe *
 stripe_of (struct ramstore *rs, uint64_t folio_idx)
 {
-  return &rs->stripes[(folio_idx >> rs->group_shift) % NR_STRIPES];
+  return &rs->stripes[stripe_idx_of (rs, folio_idx)];
 }
 
 /* Folio slots one slot at `level` spans (level 1: one folio). */
@@ -241,19 +252,68 @@ note_allocated (struct ramstore *rs)
     ;
 }
 
-/* Drop the folio in *slot, if any.  Caller holds the stripe write lock. */
-static void
-release_folio_locked (struct ramstore *rs, struct stripe *st,
-                      _Atomic (void *) *slot)
-{
-  void *folio = atomic_load_explicit (slot, memory_order_relaxed);
+/* ---- releasing folios in runs ---- */
 
-  if (folio == NULL)
+/* Folios a trim has taken out of their slots but not yet given back:
+ * per stripe, one run of folios that are neighbours in memory (folios of
+ * one stripe come from that stripe's slab, and a sequentially written
+ * range gives each stripe consecutive addresses).  A run is given back
+ * with one madvise when the next folio does not extend it, and every run
+ * left when the request ends, so the accounting is exact again by the
+ * time the trim returns.  Detached folios are no longer reachable from
+ * the index, so nothing else can touch them in between.
+ */
+struct pending_run {
+  char *first;
+  uint32_t nr;
+};
+
+struct release_batch {
+  struct pending_run run[NR_STRIPES];
+};
+
+/* Give stripe i's pending run back.  Caller holds its write lock. */
+static void
+flush_run_locked (struct ramstore *rs, unsigned i, struct release_batch *b)
+{
+  struct pending_run *run = &b->run[i];
+
+  if (run->nr == 0)
     return;
-  atomic_store_explicit (slot, NULL, memory_order_release);
-  lb_slab_free (&st->slab, folio);
-  atomic_fetch_sub_explicit (&rs->allocated, 1, memory_order_relaxed);
-  uncharge (rs, 1);
+  lb_slab_free_run (&rs->stripes[i].slab, run->first, run->nr);
+  atomic_fetch_sub_explicit (&rs->allocated, run->nr, memory_order_relaxed);
+  uncharge (rs, run->nr);
+  run->nr = 0;
+}
+
+/* Add a detached folio of stripe i.  Caller holds its write lock. */
+static void
+release_later_locked (struct ramstore *rs, unsigned i, struct release_batch *b,
+                      char *folio)
+{
+  struct pending_run *run = &b->run[i];
+
+  if (run->nr > 0 &&
+      folio == run->first + (size_t) run->nr * rs->g->physical_bytes &&
+      run->nr < UINT32_MAX) {
+    run->nr++;
+    return;
+  }
+  flush_run_locked (rs, i, b);
+  run->first = folio;
+  run->nr = 1;
+}
+
+static void
+flush_all_runs (struct ramstore *rs, struct release_batch *b)
+{
+  for (unsigned i = 0; i < NR_STRIPES; i++) {
+    if (b->run[i].nr == 0)
+      continue;
+    pthread_rwlock_wrlock (&rs->stripes[i].lock);
+    flush_run_locked (rs, i, b);
+    pthread_rwlock_unlock (&rs->stripes[i].lock);
+  }
 }
 
 /* ---- splitting a request ---- */
@@ -505,20 +565,36 @@ zero_part_group (struct ramstore *rs, const struct group_span *gs,
   return 0;
 }
 
+/* Detach the folios of [first, first + nr) -- bottom-level slots, split
+ * at lock groups: one write lock per group that has any folio.
+ */
 static int
 release_run (struct ramstore *rs, uint64_t first, uint64_t nr,
              _Atomic (void *) *slots, void *opaque)
 {
+  const uint64_t group_folios = UINT64_C (1) << rs->group_shift;
+  struct release_batch *b = opaque;
+
   if (slots == NULL)
     return 0; /* nothing allocated under here */
-  for (uint64_t i = 0; i < nr; i++) {
-    struct stripe *st;
+  for (uint64_t i = 0, n; i < nr; i += n) {
+    unsigned si = stripe_idx_of (rs, first + i);
+    struct stripe *st = &rs->stripes[si];
 
-    if (atomic_load_explicit (&slots[i], memory_order_acquire) == NULL)
+    n = group_folios - ((first + i) & (group_folios - 1));
+    if (n > nr - i)
+      n = nr - i;
+    if (!any_present (&slots[i], (uint32_t) n))
       continue;
-    st = stripe_of (rs, first + i);
     pthread_rwlock_wrlock (&st->lock);
-    release_folio_locked (rs, st, &slots[i]);
+    for (uint64_t j = i; j < i + n; j++) {
+      char *folio = atomic_load_explicit (&slots[j], memory_order_relaxed);
+
+      if (folio == NULL)
+        continue;
+      atomic_store_explicit (&slots[j], NULL, memory_order_release);
+      release_later_locked (rs, si, b, folio);
+    }
     pthread_rwlock_unlock (&st->lock);
   }
   return 0;
@@ -536,6 +612,7 @@ release_range (struct ramstore *rs, uint64_t offset, uint64_t count)
   uint64_t end = offset + count;
   uint64_t whole_start = (offset + mask) & ~mask;
   uint64_t whole_end = end == g->size_bytes ? end : end & ~mask;
+  struct release_batch batch = { 0 };
 
   if (whole_start >= whole_end)
     return for_each_group (rs, offset, count, zero_part_group, NULL);
@@ -543,7 +620,8 @@ release_range (struct ramstore *rs, uint64_t offset, uint64_t count)
   if (offset < whole_start)
     for_each_group (rs, offset, whole_start - offset, zero_part_group, NULL);
   walk_range (rs, lb_folio_idx (g, whole_start),
-              lb_folio_idx (g, whole_end - 1), release_run, NULL);
+              lb_folio_idx (g, whole_end - 1), release_run, &batch);
+  flush_all_runs (rs, &batch);
   if (whole_end < end)
     for_each_group (rs, whole_end, end - whole_end, zero_part_group, NULL);
   return 0;

@@ -7,7 +7,9 @@
  * covers every slot carved, so freeing never allocates and never fails.
  *
  * Folios of a page or more: freeing is one madvise(MADV_DONTNEED); the
- * kernel hands back zero pages on the next touch.
+ * kernel hands back zero pages on the next touch.  A run of neighbouring
+ * folios is freed with one madvise for all of them (lb_slab_free_run):
+ * each call costs a TLB shootdown, which dominates freeing small folios.
  *
  * Sub-page folios (512, 1k, 2k): the arena's first page holds a live count
  * per page.  Freeing zeroes the folio, and when a page's count drops to
@@ -199,6 +201,22 @@ lb_slab_free (struct lb_slab *s, void *folio)
       memset (folio, 0, s->folio_bytes);
   }
   s->free_slots[s->nr_free++] = folio;
+}
+
+void
+lb_slab_free_run (struct lb_slab *s, void *first, size_t nr)
+{
+  char *folio = first;
+
+  assert (s->nr_free + nr <= s->free_capacity);
+  if (is_sub_page (s)) {
+    for (size_t i = 0; i < nr; i++)
+      lb_slab_free (s, folio + i * s->folio_bytes);
+    return;
+  }
+  madvise (folio, nr * s->folio_bytes, MADV_DONTNEED);
+  for (size_t i = 0; i < nr; i++)
+    s->free_slots[s->nr_free++] = folio + i * s->folio_bytes;
 }
 
 void

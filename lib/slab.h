@@ -50,6 +50,12 @@ void *lb_slab_alloc (struct lb_slab *s);
  */
 void lb_slab_free (struct lb_slab *s, void *folio);
 
+/* Give back nr folios from lb_slab_alloc that lie next to each other in
+ * memory, first at the lowest address: like nr calls of lb_slab_free, but
+ * folios of a page or more go back to the OS in one madvise.
+ */
+void lb_slab_free_run (struct lb_slab *s, void *first, size_t nr);
+
 /* Unmap every arena. */
 void lb_slab_destroy (struct lb_slab *s);
 

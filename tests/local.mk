@@ -88,6 +88,7 @@ integration_tests += \
 	tests/test-stress-multiconn.py \
 	tests/test-qemu-io.sh \
 	tests/test-file-disk.py \
+	tests/test-file-disk-shrink-eio.py \
 	tests/test-file-disk-root.sh \
 	tests/test-stress-file.sh \
 	tests/test-bench-smoke.sh

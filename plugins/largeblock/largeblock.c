@@ -8,15 +8,18 @@
  *
  * Thread model PARALLEL.  The globals below are written only during
  * configuration (load, config, config_complete), before any connection,
- * and read-only afterwards; the store and the counters are thread-safe.
+ * and read-only afterwards; the store and the counters are thread-safe,
+ * and short_file_logged is an atomic.
  */
 #include <config.h>
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
@@ -25,6 +28,7 @@
 #include "align.h"
 #include "caps.h"
 #include "disk.h"
+#include "error.h"
 #include "params.h"
 #include "stats.h"
 
@@ -36,6 +40,7 @@ static const struct lb_geometry *const geom = &disk.geom;
 static struct lb_store *store; /* disk.store, once configured */
 static struct lb_stats stats;
 static char *statsfile_path; /* absolute: nbdkit may chdir("/") */
+static atomic_bool short_file_logged;
 
 static void
 largeblock_load (void)
@@ -291,6 +296,27 @@ admit (enum lb_req_type type, uint32_t count, uint64_t offset)
   return -1;
 }
 
+/* A read past the end of a backing file that shrank while served: said
+ * once, not once per request.
+ */
+static void
+log_short_file (void)
+{
+  struct stat st;
+
+  if (atomic_exchange (&short_file_logged, true))
+    return;
+  if (stat (params.file, &st) == 0)
+    nbdkit_error ("largeblock: file %s is now %" PRIu64 " bytes, shorter "
+                  "than the disk (%" PRIu64 " bytes): reads past its end "
+                  "fail with EIO (logged once)",
+                  params.file, (uint64_t) st.st_size, geom->size_bytes);
+  else
+    nbdkit_error ("largeblock: file %s is shorter than the disk (%" PRIu64
+                  " bytes): reads past its end fail with EIO (logged once)",
+                  params.file, geom->size_bytes);
+}
+
 /* Finish a served request: count it, and report the store's error. */
 static int
 finish (enum lb_req_type type, int r, uint32_t count, uint64_t offset)
@@ -303,7 +329,9 @@ finish (enum lb_req_type type, int r, uint32_t count, uint64_t offset)
   }
   lb_stats_count (&stats, type, 0);
   lb_stats_count_error (&stats, type);
-  if (err != ENOTSUP)
+  if (lb_take_fault () == LB_FAULT_PAST_EOF)
+    log_short_file ();
+  else if (err != ENOTSUP)
     nbdkit_error ("largeblock: %s of %" PRIu32 " bytes at offset %" PRIu64
                   ": %s",
                   lb_req_type_name (type), count, offset, strerror (err));

@@ -5,7 +5,9 @@
  * the file's allocation; extents that only call whole logical blocks
  * holes; read-only files; and, with direct I/O, unaligned writes from
  * many threads into the same direct I/O units, none of which may be lost
- * to another's read-modify-write.
+ * to another's read-modify-write, and misaligned requests longer than a
+ * bounce window; a request far larger than 64 lock units beside small
+ * ones (no torn block); reads past the end of a file that shrank (EIO).
  */
 #include <config.h>
 
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "suites.h"
+#include "error.h"
 #include "filestore.h"
 
 static char dir[] = "/var/tmp/lbfilestore.XXXXXX";
@@ -307,6 +310,159 @@ START_TEST (test_direct_rmw_loses_nothing)
 }
 END_TEST
 
+/* A writer that rewrites a request spanning many more lock units than
+ * the old 64 stripes (1 MiB of 4k blocks) races a thread that writes and
+ * reads single blocks inside and outside that range: every physical
+ * block read must be all of one write (never torn), and both make
+ * progress to the end.
+ */
+#define BIG_BYTES (1u << 20)
+#define BIG_ROUNDS 40
+
+struct racer {
+  struct lb_store *s;
+  pthread_barrier_t *start;
+  unsigned char *buf;
+};
+
+static void *
+rewrite_big (void *arg)
+{
+  struct racer *r = arg;
+
+  pthread_barrier_wait (r->start);
+  for (int round = 0; round < BIG_ROUNDS; round++) {
+    memset (r->buf, 0x10 + round, BIG_BYTES);
+    if (r->s->ops->pwrite (r->s, r->buf, BIG_BYTES, 4096, round % 4 == 0) ==
+        -1)
+      return (void *) 1;
+  }
+  return NULL;
+}
+
+/* Returns NULL, (void *) 1 for an I/O error, (void *) 2 for a torn block. */
+static void *
+poke_small (void *arg)
+{
+  struct racer *r = arg;
+  unsigned char block[4096];
+
+  pthread_barrier_wait (r->start);
+  for (int round = 0; round < BIG_ROUNDS * 8; round++) {
+    uint64_t inside = 4096 * (uint64_t) (1 + round % 256);
+    uint64_t outside = BIG_BYTES + 8192 + 4096 * (uint64_t) (round % 16);
+
+    memset (block, 0xa0 + round % 16, sizeof block);
+    if (r->s->ops->pwrite (r->s, block, sizeof block, outside, false) == -1 ||
+        r->s->ops->pread (r->s, block, sizeof block, inside) == -1)
+      return (void *) 1;
+    for (size_t i = 1; i < sizeof block; i++)
+      if (block[i] != block[0])
+        return (void *) 2;
+    if (round % 3 == 0) {
+      memset (block, 0xf0, sizeof block);
+      if (r->s->ops->pwrite (r->s, block, sizeof block, inside, false) == -1)
+        return (void *) 1;
+    }
+  }
+  return NULL;
+}
+
+START_TEST (test_big_request_beside_small_ones)
+{
+  struct lb_geometry g;
+  struct lb_store *s = open_disk (&g, 4 << 20, 4096, 512, false);
+  pthread_barrier_t start;
+  pthread_t big, small;
+  struct racer r;
+  void *rb, *rs;
+
+  r.buf = malloc (BIG_BYTES);
+  ck_assert_ptr_nonnull (r.buf);
+  r.s = s;
+  r.start = &start;
+  pthread_barrier_init (&start, NULL, 2);
+  ck_assert_int_eq (pthread_create (&big, NULL, rewrite_big, &r), 0);
+  ck_assert_int_eq (pthread_create (&small, NULL, poke_small, &r), 0);
+  pthread_join (big, &rb);
+  pthread_join (small, &rs);
+  pthread_barrier_destroy (&start);
+  ck_assert_ptr_null (rb);
+  ck_assert_msg (rs != (void *) 2, "a physical block was read torn");
+  ck_assert_ptr_null (rs);
+  free (r.buf);
+  s->ops->destroy (s);
+}
+END_TEST
+
+/* direct=on: a misaligned request several bounce windows long (the
+ * windows are at most 1 MiB) reads and writes exactly its bytes.
+ */
+START_TEST (test_direct_misaligned_spans_windows)
+{
+  const uint32_t count = (3u << 20) + 1000, offset = 1000;
+  const uint64_t size = 8 << 20;
+  struct lb_geometry g;
+  struct lb_file_info info;
+  struct lb_store *s;
+  unsigned char *model = malloc (size), *got = malloc (size);
+  char err[256];
+
+  ck_assert_ptr_nonnull (model);
+  ck_assert_ptr_nonnull (got);
+  test_geometry (&g, size, 4096, 512, 4 << 20);
+  ck_assert_int_eq (lb_file_probe (path, &info, err, sizeof err), 0);
+  s = lb_filestore_open (&g, path, &info, true, err, sizeof err);
+  if (s == NULL && strstr (err, "does not support O_DIRECT"))
+    goto out; /* this filesystem cannot test it */
+  ck_assert_msg (s != NULL, "%s", err);
+  fill (model, size, 5);
+  ck_assert_int_eq (s->ops->pwrite (s, model, (uint32_t) size, 0, false), 0);
+  fill (model + offset, count, 6);
+  ck_assert_int_eq (s->ops->pwrite (s, model + offset, count, offset, true),
+                    0);
+  ck_assert_int_eq (s->ops->pread (s, got + 7, count, offset + 7), 0);
+  ck_assert_int_eq (memcmp (got + 7, model + offset + 7, count), 0);
+  ck_assert_int_eq (s->ops->pread (s, got, (uint32_t) size, 0), 0);
+  ck_assert_int_eq (memcmp (got, model, size), 0);
+  s->ops->destroy (s);
+out:
+  free (model);
+  free (got);
+}
+END_TEST
+
+/* The file shrinks under the store: a read past its new end fails with
+ * EIO and says why (LB_FAULT_PAST_EOF); a read before it still works; a
+ * write past it extends the file.
+ */
+START_TEST (test_read_past_shrunk_end_eio)
+{
+  struct lb_geometry g;
+  struct lb_store *s = open_disk (&g, 4 << 20, 4096, 512, false);
+  static unsigned char buf[8192];
+  struct stat st;
+
+  fill (buf, sizeof buf, 7);
+  ck_assert_int_eq (s->ops->pwrite (s, buf, sizeof buf, 0, false), 0);
+  ck_assert_int_eq (truncate (path, 1 << 20), 0);
+  lb_take_fault ();
+  errno = 0;
+  ck_assert_int_eq (s->ops->pread (s, buf, sizeof buf, 3 << 20), -1);
+  ck_assert_int_eq (errno, EIO);
+  ck_assert_int_eq (lb_take_fault (), LB_FAULT_PAST_EOF);
+  ck_assert_int_eq (lb_take_fault (), LB_FAULT_NONE);
+  ck_assert_int_eq (s->ops->pread (s, buf, sizeof buf, 0), 0);
+  ck_assert_int_eq (s->ops->pwrite (s, buf, sizeof buf, 3 << 20, false), 0);
+  ck_assert_int_eq (stat (path, &st), 0);
+  ck_assert_uint_eq (st.st_size, (3 << 20) + sizeof buf);
+  ck_assert_int_eq (s->ops->pread (s, buf, sizeof buf, 2 << 20), 0);
+  for (size_t i = 0; i < sizeof buf; i++)
+    ck_assert_uint_eq (buf[i], 0);
+  s->ops->destroy (s);
+}
+END_TEST
+
 Suite *
 filestore_suite (void)
 {
@@ -321,6 +477,9 @@ filestore_suite (void)
   tcase_add_test (tc, test_partial_hole_is_data);
   tcase_add_test (tc, test_read_only_file);
   tcase_add_test (tc, test_direct_rmw_loses_nothing);
+  tcase_add_test (tc, test_big_request_beside_small_ones);
+  tcase_add_test (tc, test_direct_misaligned_spans_windows);
+  tcase_add_test (tc, test_read_past_shrunk_end_eio);
   suite_add_tcase (s, tc);
   return s;
 }

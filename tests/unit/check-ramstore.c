@@ -3,6 +3,7 @@
  * Proves the RAM store's data semantics against a byte-array model for
  * several geometries: zeros where nothing was written, writes across folio
  * boundaries, trim/zero releasing whole folios and zeroing partial ends,
+ * long trims over many lock groups giving back every folio (in runs),
  * NO_HOLE keeping folios, FAST_ZERO refusing slow zeroing, memory-limit
  * ENOSPC changing nothing, exact folio accounting, extents that are
  * coalesced, clipped to the request and fast on a 7E disk.
@@ -159,6 +160,59 @@ START_TEST (test_trim_releases_whole_folios_zeroes_ends)
   memset (model + off, 0, size - off);
   assert_matches (s, model);
   ck_assert_uint_eq (allocated (s), g.nr_folios >= 3 ? 2 : g.nr_folios - 1);
+  free (model);
+  s->ops->destroy (s);
+}
+END_TEST
+
+/* A trim over many lock groups and stripes: every folio it covers is
+ * given back and the accounting is exact when it returns, for a disk
+ * written in order (long runs of memory neighbours per stripe) and one
+ * written backwards in scattered pieces (short runs); freed folios are
+ * reused and read back as zeros where not written again.
+ */
+START_TEST (test_trim_long_run_frees_all)
+{
+  static const uint32_t physicals[] = { 512, 4096, 16384, 65536 };
+  const uint32_t physical = physicals[_i / 2];
+  const bool scattered = _i % 2;
+  const uint64_t size = 48 << 20;
+  struct lb_geometry g;
+  struct lb_store *s;
+  unsigned char *model = calloc (1, size);
+  const uint32_t piece = 256 << 10;
+
+  ck_assert_ptr_nonnull (model);
+  make_geometry (&g, size, physical, 512);
+  s = lb_ramstore_new (&g, 0);
+  fill (model, size, 3);
+  for (uint64_t n = 0; n < size / piece; n++) {
+    uint64_t k = scattered ? (n * 7) % (size / piece) : n;
+    uint64_t off = scattered ? size - (k + 1) * piece : k * piece;
+
+    ck_assert_int_eq (s->ops->pwrite (s, model + off, piece, off, false), 0);
+  }
+  ck_assert_uint_eq (allocated (s), g.nr_folios);
+
+  /* All but a logical block at either end: the two end folios stay. */
+  ck_assert_int_eq (s->ops->trim (s, (uint32_t) (size - 1024), 512), 0);
+  memset (model + 512, 0, size - 1024);
+  ck_assert_uint_eq (allocated (s), 2);
+  assert_matches (s, model);
+
+  /* Every folio freed is reused: rewrite part of the disk, unaligned. */
+  fill (model + 3 * physical + physical / 2, 5 * physical, 4);
+  ck_assert_int_eq (s->ops->pwrite (s, model + 3 * physical + physical / 2,
+                                    5 * physical, 3 * physical + physical / 2,
+                                    false),
+                    0);
+  ck_assert_uint_eq (allocated (s), 2 + 6);
+  assert_matches (s, model);
+
+  ck_assert_int_eq (s->ops->zero (s, (uint32_t) size, 0, LB_ZERO_MAY_TRIM), 0);
+  ck_assert_uint_eq (allocated (s), 0);
+  memset (model, 0, size);
+  assert_matches (s, model);
   free (model);
   s->ops->destroy (s);
 }
@@ -350,6 +404,7 @@ ramstore_suite (void)
   tcase_add_loop_test (tc, test_writes_across_folios_match_model, 0, NR_GEOS);
   tcase_add_loop_test (tc, test_trim_releases_whole_folios_zeroes_ends, 0,
                        NR_GEOS);
+  tcase_add_loop_test (tc, test_trim_long_run_frees_all, 0, 8);
   tcase_add_test (tc, test_zero_flags);
   tcase_add_test (tc, test_memory_limit_enospc_changes_nothing);
   tcase_add_test (tc, test_extents_coalesced_and_clipped);
