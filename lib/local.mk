@@ -71,3 +71,24 @@ pkgconfig_DATA = lib/largeblock.pc
 install-lib: install-libLTLIBRARIES install-largeblockincludeHEADERS \
 	install-pkgconfigDATA
 .PHONY: install-lib
+
+# ---- the section 3 pages: largeblock(3) and one per group ----
+# largeblock.pod shows docs/largeblock-example.c verbatim (the tests
+# check that, and build and run every page's example).
+lib_man3_pods = docs/largeblock.pod docs/lb_geometry.pod docs/lb_align.pod \
+	docs/lb_aligned_io.pod docs/lb_pattern.pod
+man_MANS += docs/largeblock.3 docs/lb_geometry.3 docs/lb_align.3 \
+	docs/lb_aligned_io.3 docs/lb_pattern.3
+EXTRA_DIST += $(lib_man3_pods) docs/largeblock-example.c
+LIB_POD2MAN = $(MKDIR_P) docs && $(POD2MAN) --section=3 --center=largeblock \
+	--release=largeblock-$(VERSION)
+docs/largeblock.3: docs/largeblock.pod
+	$(AM_V_GEN)$(LIB_POD2MAN) --name=largeblock $< $@
+docs/lb_geometry.3: docs/lb_geometry.pod
+	$(AM_V_GEN)$(LIB_POD2MAN) --name=lb_geometry $< $@
+docs/lb_align.3: docs/lb_align.pod
+	$(AM_V_GEN)$(LIB_POD2MAN) --name=lb_align $< $@
+docs/lb_aligned_io.3: docs/lb_aligned_io.pod
+	$(AM_V_GEN)$(LIB_POD2MAN) --name=lb_aligned_io $< $@
+docs/lb_pattern.3: docs/lb_pattern.pod
+	$(AM_V_GEN)$(LIB_POD2MAN) --name=lb_pattern $< $@
