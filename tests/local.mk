@@ -115,6 +115,14 @@ integration_tests += \
 	tests/test-verify-docs-cover-every-option.sh
 EXTRA_DIST += tests/verify-functions.sh
 
+# The installed library: its ABI, its man pages' examples, and a program
+# built from an installed copy with pkg-config alone.
+integration_tests += \
+	tests/test-lib-abi-exports-exactly-the-map.sh \
+	tests/test-lib-man-examples-build-and-run.sh \
+	tests/test-lib-install.sh
+EXTRA_DIST += tests/lib-functions.sh
+
 # Hardening (docs/testing.md): protocol abuse, least privilege, resource
 # exhaustion, the fuzzers' seeds and past crashes.
 integration_tests += \
