@@ -186,27 +186,28 @@ lb_io_check (const struct lb_dio_info *info, const char *what, const void *buf,
   uint64_t mem_align = info->mem_align_bytes ? info->mem_align_bytes : 1;
 
   if (count == 0)
-    return lb_fail (EINVAL, err, errlen, "%s of length 0 at offset %" PRIu64,
-                    what, offset);
+    return lb_fail (EINVAL, err, errlen,
+                    "%s offset %" PRIu64 " length 0: the length is zero", what,
+                    offset);
   if (offset > LB_BYTES_MAX || count > LB_BYTES_MAX - offset)
     return lb_fail (EINVAL, err, errlen,
-                    "%s offset %" PRIu64 " length %zu ends beyond 2^63-1",
+                    "%s offset %" PRIu64 " length %zu: ends beyond 2^63-1",
                     what, offset, count);
   if (offset % off_align != 0)
     return lb_fail (EINVAL, err, errlen,
-                    "%s offset %" PRIu64 " is not a multiple of the direct "
-                    "I/O alignment %" PRIu64,
-                    what, offset, off_align);
+                    "%s offset %" PRIu64 " length %zu: the offset is not a "
+                    "multiple of the direct I/O alignment %" PRIu64,
+                    what, offset, count, off_align);
   if (count % off_align != 0)
     return lb_fail (EINVAL, err, errlen,
-                    "%s length %zu at offset %" PRIu64 " is not a multiple "
-                    "of the direct I/O alignment %" PRIu64,
-                    what, count, offset, off_align);
+                    "%s offset %" PRIu64 " length %zu: the length is not a "
+                    "multiple of the direct I/O alignment %" PRIu64,
+                    what, offset, count, off_align);
   if ((uintptr_t) buf % mem_align != 0)
     return lb_fail (EINVAL, err, errlen,
-                    "%s buffer %p (offset %" PRIu64 ", length %zu) is not "
+                    "%s offset %" PRIu64 " length %zu: the buffer %p is not "
                     "aligned to the direct I/O memory alignment %" PRIu64,
-                    what, buf, offset, count, mem_align);
+                    what, offset, count, buf, mem_align);
   return 0;
 }
 

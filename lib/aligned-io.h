@@ -62,8 +62,8 @@ void *lb_aligned_alloc (size_t align, size_t len);
 /* Check a request against info's O_DIRECT rules: buf aligned to
  * mem_align_bytes, offset and count multiples of offset_align_bytes,
  * count not zero, offset + count within 2^63-1.  Returns 0, or -1 with
- * errno = EINVAL and a message such as "write offset 1000 is not a
- * multiple of the direct I/O alignment 4096".
+ * errno = EINVAL and a message such as "write offset 1000 length 4096:
+ * the offset is not a multiple of the direct I/O alignment 4096".
  */
 int lb_io_check (const struct lb_dio_info *info, const char *what,
                  const void *buf, size_t count, uint64_t offset, char *err,

@@ -124,21 +124,23 @@ static const struct {
   { 0x10000, 4096, 0, NULL },
   { 0x10200, 8192, 1ull << 40, NULL },
   { 0x10000, 4096, 1000,
-    "write offset 1000 is not a multiple of the direct I/O alignment 4096" },
+    "write offset 1000 length 4096: the offset is not a multiple of the "
+    "direct I/O alignment 4096" },
   { 0x10000, 4096, 512,
-    "write offset 512 is not a multiple of the direct I/O alignment 4096" },
+    "write offset 512 length 4096: the offset is not a multiple of the "
+    "direct I/O alignment 4096" },
   { 0x10000, 1000, 4096,
-    "write length 1000 at offset 4096 is not a multiple of the direct I/O "
-    "alignment 4096" },
-  { 0x10000, 0, 4096, "write of length 0 at offset 4096" },
+    "write offset 4096 length 1000: the length is not a multiple of the "
+    "direct I/O alignment 4096" },
+  { 0x10000, 0, 4096, "write offset 4096 length 0: the length is zero" },
   { 0x10100, 4096, 8192,
-    "write buffer 0x10100 (offset 8192, length 4096) is not aligned to the "
+    "write offset 8192 length 4096: the buffer 0x10100 is not aligned to the "
     "direct I/O memory alignment 512" },
   { 0x10000, 4096, (1ull << 63) - 8192, NULL },
   { 0x10000, 8192, (1ull << 63) - 8192,
-    "write offset 9223372036854767616 length 8192 ends beyond 2^63-1" },
+    "write offset 9223372036854767616 length 8192: ends beyond 2^63-1" },
   { 0x10000, 4096, UINT64_MAX - 4095,
-    "write offset 18446744073709547520 length 4096 ends beyond 2^63-1" },
+    "write offset 18446744073709547520 length 4096: ends beyond 2^63-1" },
 };
 
 START_TEST (test_io_check_rules)
@@ -222,8 +224,7 @@ START_TEST (test_full_misaligned_refused_untouched)
                                     100, err, sizeof err),
                     -1);
   ck_assert_int_eq (errno, EINVAL);
-  ck_assert_msg (strstr (err, "write offset 100 is not a multiple"), "%s",
-                 err);
+  ck_assert_msg (strstr (err, "write offset 100 length"), "%s", err);
   errno = 0;
   ck_assert_int_eq (lb_pwrite_full (fd, &info, buf + 1,
                                     info.offset_align_bytes, 0, err,
@@ -235,7 +236,8 @@ START_TEST (test_full_misaligned_refused_untouched)
   ck_assert_int_eq (lb_pread_full (fd, &info, buf, 100, 0, err, sizeof err),
                     -1);
   ck_assert_int_eq (errno, EINVAL);
-  ck_assert_msg (strstr (err, "read length 100 at offset 0"), "%s", err);
+  ck_assert_msg (strstr (err, "read offset 0 length 100: the length"), "%s",
+                 err);
   free (buf);
   close (fd);
 }
