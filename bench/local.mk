@@ -3,7 +3,7 @@
 # copy-cost is built by make check too: test-bench-smoke.sh runs it.
 check_PROGRAMS += bench/copy-cost
 bench_copy_cost_SOURCES = bench/copy-cost.c
-bench_copy_cost_LDADD = lib/liblargeblock.la
+bench_copy_cost_LDADD = lib/libdisk.la lib/libcore.la
 EXTRA_DIST += bench/largeblock-bench.py
 BENCH_ENV = \
 	LARGEBLOCK_PLUGIN='$(abs_top_builddir)/plugins/largeblock/.libs/nbdkit-largeblock-plugin.so' \

@@ -11,9 +11,9 @@ FUZZ_SESSION_TARGETS = session session-allow session-file
 check_PROGRAMS += fuzz/fuzz-parse-size-replay fuzz/fuzz-params-replay \
 	fuzz/fuzz-pattern-replay
 fuzz_fuzz_parse_size_replay_SOURCES = fuzz/fuzz-parse-size.c fuzz/replay.c
-fuzz_fuzz_parse_size_replay_LDADD = lib/liblargeblock.la
+fuzz_fuzz_parse_size_replay_LDADD = lib/libcore.la
 fuzz_fuzz_params_replay_SOURCES = fuzz/fuzz-params.c fuzz/replay.c
-fuzz_fuzz_params_replay_LDADD = lib/liblargeblock.la
+fuzz_fuzz_params_replay_LDADD = lib/libdisk.la lib/libcore.la
 fuzz_fuzz_pattern_replay_SOURCES = fuzz/fuzz-pattern.c fuzz/replay.c
 fuzz_fuzz_pattern_replay_LDADD = lib/libpattern.la
 EXTRA_DIST += scripts/fuzz.sh $(FUZZ_HARNESSES:%=fuzz/corpus/%) \

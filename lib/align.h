@@ -6,7 +6,9 @@
  * (the NBD 32-bit count); only reads and writes carry a data buffer, so
  * only they are bounded by max-request.
  *
- * Pure functions of their arguments; no state, no locking.
+ * Pure functions of their arguments; no state, no locking: every function
+ * is thread-safe.  None of them fails or changes errno.  Part of the
+ * installed library (largeblock.h, lb_align(3)).
  */
 #ifndef LARGEBLOCK_ALIGN_H
 #define LARGEBLOCK_ALIGN_H

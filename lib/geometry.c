@@ -221,12 +221,12 @@ lb_geometry_init (struct lb_geometry *g, const struct lb_geometry_request *req,
   return 0;
 }
 
-/* Shift v left by n, or fail with ERANGE if bits would be lost. */
+/* Shift v left by n, or fail with EOVERFLOW if bits would be lost. */
 static int
 shift_left_checked (uint64_t v, unsigned n, uint64_t *out)
 {
   if (n > 0 && (n >= 64 || (v >> (64 - n)) != 0)) {
-    errno = ERANGE;
+    errno = EOVERFLOW;
     return -1;
   }
   *out = v << n;
@@ -259,4 +259,61 @@ lb_block_to_page (uint64_t block_nr, unsigned block_shift, unsigned page_shift,
     return 0;
   }
   return shift_left_checked (block_nr, block_shift - page_shift, page_idx);
+}
+
+int
+lb_geometry_make (struct lb_geometry *g, uint64_t size_bytes,
+                  uint32_t logical_bytes, uint32_t physical_bytes, char *err,
+                  size_t errlen)
+{
+  struct lb_geometry_request req;
+  char size_str[32], logical_str[32], physical_str[32];
+
+  /* Every value was given: messages show it as given, never as a
+   * default. */
+  lb_geometry_request_defaults (&req);
+  snprintf (size_str, sizeof size_str, "%" PRIu64, size_bytes);
+  snprintf (logical_str, sizeof logical_str, "%" PRIu32, logical_bytes);
+  snprintf (physical_str, sizeof physical_str, "%" PRIu32, physical_bytes);
+  req.size_bytes = size_bytes;
+  req.size_str = size_str;
+  req.logical_bytes = logical_bytes;
+  req.logical_str = logical_str;
+  req.physical_bytes = physical_bytes;
+  req.physical_str = physical_str;
+  /* The largest request: the default, unless a larger physical block
+   * (up to 32 MiB) or a size below it asks for another.
+   */
+  if (physical_bytes > req.max_request_bytes)
+    req.max_request_bytes = physical_bytes;
+  return lb_geometry_init (g, &req, err, errlen);
+}
+
+/* log2 of one unit in bytes, or -1 for an unknown unit. */
+static int
+unit_shift (const struct lb_geometry *g, enum lb_unit unit)
+{
+  switch (unit) {
+  case LB_UNIT_BYTE: return 0;
+  case LB_UNIT_SECTOR: return LB_SECTOR_SHIFT;
+  case LB_UNIT_LOGICAL: return (int) g->logical_shift;
+  case LB_UNIT_PHYSICAL: return (int) g->physical_shift;
+  }
+  return -1;
+}
+
+int
+lb_convert (const struct lb_geometry *g, uint64_t value, enum lb_unit from,
+            enum lb_unit to, uint64_t *out)
+{
+  int from_shift = unit_shift (g, from);
+  int to_shift = unit_shift (g, to);
+
+  if (from_shift < 0 || to_shift < 0) {
+    errno = EINVAL;
+    return -1;
+  }
+  /* Units are powers of two: a block of one unit is a page of another. */
+  return lb_page_to_block (value, (unsigned) from_shift, (unsigned) to_shift,
+                           out);
 }

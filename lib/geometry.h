@@ -9,6 +9,11 @@
  *
  * Everything here is pure and immutable after lb_geometry_init(): safe to
  * share between threads without locking.
+ *
+ * Part of the installed library (largeblock.h, lb_geometry(3)): the
+ * functions declared here are exported; the static inline helpers are for
+ * indexes already known to be in range (they do not check for overflow --
+ * lb_convert does).  Every function is thread-safe.
  */
 #ifndef LARGEBLOCK_GEOMETRY_H
 #define LARGEBLOCK_GEOMETRY_H
@@ -142,13 +147,42 @@ lb_bytes_to_logical (const struct lb_geometry *g, uint64_t off_bytes)
  * containing the page; block->page gives the block's first page.  When the
  * block is smaller, page->block gives the page's first block.
  *
- * Both directions return 0 and store the result, or -1 with errno = ERANGE
- * when the result does not fit in 64 bits (only possible when shifting
- * left).
+ * Both directions return 0 and store the result, or -1 with errno =
+ * EOVERFLOW (leaving the result untouched) when it does not fit in 64 bits
+ * (only possible when shifting left).
  */
 int lb_page_to_block (uint64_t page_idx, unsigned page_shift,
                       unsigned block_shift, uint64_t *block_nr);
 int lb_block_to_page (uint64_t block_nr, unsigned block_shift,
                       unsigned page_shift, uint64_t *page_idx);
+
+/* ---- checked conversions between the units of a geometry ---- */
+
+/* Fill *g for a disk of size_bytes with the given logical and physical
+ * (folio) block sizes, and the largest request max(32 MiB, physical).
+ * The same rules and messages as the plugin's size=, logical-blksize= and
+ * blksize= (e.g. "logical-blksize 3000 is not a power of two").  Returns
+ * 0, or -1 with errno = EINVAL and the message in err.
+ */
+int lb_geometry_make (struct lb_geometry *g, uint64_t size_bytes,
+                      uint32_t logical_bytes, uint32_t physical_bytes,
+                      char *err, size_t errlen);
+
+enum lb_unit {
+  LB_UNIT_BYTE,     /* byte offset */
+  LB_UNIT_SECTOR,   /* Linux 512-byte sector */
+  LB_UNIT_LOGICAL,  /* logical block (LBA) */
+  LB_UNIT_PHYSICAL, /* physical block = folio index */
+};
+
+/* Convert value from one unit of g to another.  Towards a larger unit the
+ * result rounds down (the unit containing value); towards a smaller one it
+ * is the first smaller unit of value.  Returns 0 and stores *out, or -1
+ * with errno = EOVERFLOW when the result does not fit in 64 bits (it is
+ * never wrapped; *out is left untouched), or EINVAL for an unknown unit.
+ * The result is not checked against g->size_bytes.
+ */
+int lb_convert (const struct lb_geometry *g, uint64_t value, enum lb_unit from,
+                enum lb_unit to, uint64_t *out);
 
 #endif /* LARGEBLOCK_GEOMETRY_H */

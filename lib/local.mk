@@ -1,20 +1,26 @@
 # largeblock: lib/ -- the C library behind the plugin and the programs
-# (pure C, no nbdkit), as libtool convenience libraries, one per concern.
+# (pure C, no nbdkit), as libtool convenience libraries, one per concern,
+# and the installed verification library built from the public ones.
 #
 # A shared module (the plugin) takes a convenience library whole
 # (--whole-archive), so a module that only programs use gets a library of
 # its own: the plugin then carries exactly the code it calls.
 
-# The disk: parameters, geometry, alignment policy, the two stores and
-# their allocator, statistics.  Plugin, server, bench, tests, fuzz.
-noinst_LTLIBRARIES += lib/liblargeblock.la
-lib_liblargeblock_la_SOURCES = \
+# Geometry, the alignment policy and error reporting: everyone, and the
+# installed library.
+noinst_LTLIBRARIES += lib/libcore.la
+lib_libcore_la_SOURCES = \
 	lib/align.c lib/align.h \
-	lib/disk.c lib/disk.h \
 	lib/error.c lib/error.h \
+	lib/geometry.c lib/geometry.h
+
+# The disk: parameters, the two stores and their allocator, statistics.
+# Plugin, server, bench, tests, fuzz (with lib/libcore.la after it).
+noinst_LTLIBRARIES += lib/libdisk.la
+lib_libdisk_la_SOURCES = \
+	lib/disk.c lib/disk.h \
 	lib/extents.c lib/extents.h \
 	lib/filestore.c lib/filestore.h \
-	lib/geometry.c lib/geometry.h \
 	lib/params.c lib/params.h \
 	lib/ramstore.c lib/ramstore.h \
 	lib/slab.c lib/slab.h \
@@ -29,6 +35,60 @@ lib_libcaps_la_CPPFLAGS = $(AM_CPPFLAGS) $(CAPNG_CFLAGS)
 lib_libcaps_la_LIBADD = $(CAPNG_LIBS)
 
 # Verification blocks: the self-describing pattern largeblock-verify
-# writes and checks.  tools/, fuzz/ and the unit tests; not the plugin.
+# writes and checks.  tools/, fuzz/, the unit tests and the installed
+# library; not the plugin.
 noinst_LTLIBRARIES += lib/libpattern.la
 lib_libpattern_la_SOURCES = lib/pattern.c lib/pattern.h
+
+# Aligned I/O on file descriptors (O_DIRECT).  The installed library and
+# the unit tests.
+noinst_LTLIBRARIES += lib/libalignedio.la
+lib_libalignedio_la_SOURCES = lib/aligned-io.c lib/aligned-io.h
+
+# ---- the installed library: liblargeblock.so.1, liblargeblock.a ----
+# Built from the public convenience libraries above; the version script
+# exports exactly the functions of the public headers (LARGEBLOCK_1.0),
+# and tests/test-lib-abi.sh holds it to that.  -version-info is
+# current:revision:age (libtool's rules); the SONAME is liblargeblock.so.1.
+lib_LTLIBRARIES += lib/liblargeblock.la
+lib_liblargeblock_la_SOURCES = lib/largeblock.h
+lib_liblargeblock_la_LIBADD = lib/libcore.la lib/libpattern.la \
+	lib/libalignedio.la
+lib_liblargeblock_la_LDFLAGS = -version-info 1:0:0 -no-undefined -pthread \
+	-Wl,--version-script=$(srcdir)/lib/liblargeblock.syms
+EXTRA_lib_liblargeblock_la_DEPENDENCIES = lib/liblargeblock.syms
+EXTRA_DIST += lib/liblargeblock.syms lib/largeblock.pc.in
+
+largeblockincludedir = $(includedir)/largeblock
+largeblockinclude_HEADERS = lib/largeblock.h lib/geometry.h lib/align.h \
+	lib/pattern.h lib/aligned-io.h
+
+pkgconfigdir = $(libdir)/pkgconfig
+pkgconfig_DATA = lib/largeblock.pc
+
+# Only what the library's users need, for tests/test-lib-install.sh:
+# make install-lib DESTDIR=...
+install-lib: install-libLTLIBRARIES install-largeblockincludeHEADERS \
+	install-pkgconfigDATA
+.PHONY: install-lib
+
+# ---- the section 3 pages: largeblock(3) and one per group ----
+# largeblock.pod shows docs/largeblock-example.c verbatim (the tests
+# check that, and build and run every page's example).
+lib_man3_pods = docs/largeblock.pod docs/lb_geometry.pod docs/lb_align.pod \
+	docs/lb_aligned_io.pod docs/lb_pattern.pod
+man_MANS += docs/largeblock.3 docs/lb_geometry.3 docs/lb_align.3 \
+	docs/lb_aligned_io.3 docs/lb_pattern.3
+EXTRA_DIST += $(lib_man3_pods) docs/largeblock-example.c
+LIB_POD2MAN = $(MKDIR_P) docs && $(POD2MAN) --section=3 --center=largeblock \
+	--release=largeblock-$(VERSION)
+docs/largeblock.3: docs/largeblock.pod
+	$(AM_V_GEN)$(LIB_POD2MAN) --name=largeblock $< $@
+docs/lb_geometry.3: docs/lb_geometry.pod
+	$(AM_V_GEN)$(LIB_POD2MAN) --name=lb_geometry $< $@
+docs/lb_align.3: docs/lb_align.pod
+	$(AM_V_GEN)$(LIB_POD2MAN) --name=lb_align $< $@
+docs/lb_aligned_io.3: docs/lb_aligned_io.pod
+	$(AM_V_GEN)$(LIB_POD2MAN) --name=lb_aligned_io $< $@
+docs/lb_pattern.3: docs/lb_pattern.pod
+	$(AM_V_GEN)$(LIB_POD2MAN) --name=lb_pattern $< $@

@@ -17,6 +17,9 @@
  * generation), so a checker can rebuild the exact expected block.
  *
  * Everything here is pure: no state, no locking, safe from any thread.
+ * No function fails or changes errno; arguments outside the documented
+ * ranges are programming errors (asserted).  Part of the installed library
+ * (largeblock.h, lb_pattern(3)).
  */
 #ifndef LARGEBLOCK_PATTERN_H
 #define LARGEBLOCK_PATTERN_H

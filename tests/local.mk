@@ -14,6 +14,7 @@ check_PROGRAMS += tests/unit/check-lib
 tests_unit_check_lib_SOURCES = \
 	tests/unit/check-lib.c tests/unit/suites.h \
 	tests/unit/check-align.c \
+	tests/unit/check-aligned-io.c \
 	tests/unit/check-extents.c \
 	tests/unit/check-filestore.c \
 	tests/unit/check-geometry.c \
@@ -23,8 +24,8 @@ tests_unit_check_lib_SOURCES = \
 	tests/unit/check-slab.c \
 	tests/unit/check-stats.c
 tests_unit_check_lib_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_check_lib_LDADD = lib/liblargeblock.la lib/libpattern.la \
-	$(CHECK_LIBS)
+tests_unit_check_lib_LDADD = lib/libdisk.la lib/libpattern.la \
+	lib/libalignedio.la lib/libcore.la $(CHECK_LIBS)
 
 # ---- unit tests of server/: the process layer, the mkfs command line ----
 check_PROGRAMS += tests/unit/check-server
@@ -35,12 +36,12 @@ tests_unit_check_server_SOURCES = \
 	server/mkfscmd.c server/proc.c
 tests_unit_check_server_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server
 tests_unit_check_server_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CAPNG_CFLAGS)
-tests_unit_check_server_LDADD = lib/liblargeblock.la $(CHECK_LIBS) \
+tests_unit_check_server_LDADD = lib/libdisk.la lib/libcore.la $(CHECK_LIBS) \
 	$(CAPNG_LIBS)
 
 check_PROGRAMS += tests/stress-ramstore
 tests_stress_ramstore_SOURCES = tests/stress-ramstore.c
-tests_stress_ramstore_LDADD = lib/liblargeblock.la
+tests_stress_ramstore_LDADD = lib/libdisk.la lib/libcore.la
 
 # ---- helpers: test-only shared objects (not installed; -rpath makes
 # libtool build a shared object) ----
@@ -119,6 +120,14 @@ integration_tests += \
 	tests/test-verify-only-after-restart.sh \
 	tests/test-verify-docs-cover-every-option.sh
 EXTRA_DIST += tests/verify-functions.sh
+
+# The installed library: its ABI, its man pages' examples, and a program
+# built from an installed copy with pkg-config alone.
+integration_tests += \
+	tests/test-lib-abi-exports-exactly-the-map.sh \
+	tests/test-lib-man-examples-build-and-run.sh \
+	tests/test-lib-install.sh
+EXTRA_DIST += tests/lib-functions.sh
 
 # Hardening (docs/testing.md): protocol abuse, least privilege, resource
 # exhaustion, the fuzzers' seeds and past crashes.

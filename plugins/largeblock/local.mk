@@ -7,7 +7,7 @@ plugins_largeblock_nbdkit_largeblock_plugin_la_CFLAGS = \
 	$(AM_CFLAGS) $(NBDKIT_CFLAGS)
 # Only the libraries it calls: each is linked in whole (see lib/local.mk).
 plugins_largeblock_nbdkit_largeblock_plugin_la_LIBADD = \
-	lib/liblargeblock.la lib/libcaps.la
+	lib/libdisk.la lib/libcore.la lib/libcaps.la
 plugins_largeblock_nbdkit_largeblock_plugin_la_LDFLAGS = \
 	-module -avoid-version -shared -no-undefined -pthread \
 	-Wl,--version-script=$(srcdir)/plugins/largeblock/plugin.syms

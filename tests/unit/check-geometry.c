@@ -382,11 +382,11 @@ START_TEST (test_translation_overflow)
   out = 77;
   errno = 0;
   ck_assert_int_eq (lb_page_to_block (limit + 1, big, small, &out), -1);
-  ck_assert_int_eq (errno, ERANGE);
+  ck_assert_int_eq (errno, EOVERFLOW);
   ck_assert_uint_eq (out, 77);
   errno = 0;
   ck_assert_int_eq (lb_block_to_page (UINT64_MAX, big, small, &out), -1);
-  ck_assert_int_eq (errno, ERANGE);
+  ck_assert_int_eq (errno, EOVERFLOW);
 }
 END_TEST
 
@@ -404,6 +404,144 @@ START_TEST (test_brd_worked_example)
   ck_assert_uint_eq (v, 32);
   ck_assert_int_eq (lb_block_to_page (5, 12, 14, &v), 0);
   ck_assert_uint_eq (v, 1);
+}
+END_TEST
+
+/* lb_geometry_make: the plugin's rules and messages, values as given. */
+static const struct {
+  uint64_t size;
+  uint32_t logical, physical;
+  const char *msg; /* NULL: valid */
+} make_cases[] = {
+  { 1 << 20, 512, 4096, NULL },
+  { 1 << 20, 16384, 16384, NULL },
+  { 32u << 20, 4096, 32u << 20, NULL },
+  { LB_SIZE_MAX_BYTES - 511, 512, 512, NULL },
+  { 1 << 20, 3000, 4096, "logical-blksize 3000 is not a power of two" },
+  { 1 << 20, 16384, 4096,
+    "logical-blksize 16384 is larger than blksize 4096" },
+  { 1 << 20, 512, 64u << 20,
+    "blksize 67108864 is above the maximum 33554432" },
+  { 1 << 20, 256, 4096, "logical-blksize 256 is below the minimum 512" },
+  { 0, 512, 4096, "size 0 must be greater than zero" },
+  { 1000, 512, 4096, "size 1000 is not a multiple of logical-blksize 512" },
+  { LB_SIZE_MAX_BYTES + 1, 512, 4096,
+    "size 9223372036854775808 exceeds the maximum 9223372036854775807 "
+    "(2^63-1)" },
+};
+
+START_TEST (test_geometry_make)
+{
+  struct lb_geometry g;
+  char err[256] = "";
+  int r;
+
+  errno = 0;
+  r = lb_geometry_make (&g, make_cases[_i].size, make_cases[_i].logical,
+                        make_cases[_i].physical, err, sizeof err);
+  if (make_cases[_i].msg == NULL) {
+    ck_assert_msg (r == 0, "%s", err);
+    ck_assert_uint_eq (g.size_bytes, make_cases[_i].size);
+    ck_assert_uint_eq (g.logical_bytes, make_cases[_i].logical);
+    ck_assert_uint_eq (g.physical_bytes, make_cases[_i].physical);
+    ck_assert_uint_ge (g.max_request_bytes, g.physical_bytes);
+  }
+  else {
+    ck_assert_int_eq (r, -1);
+    ck_assert_int_eq (errno, EINVAL);
+    ck_assert_str_eq (err, make_cases[_i].msg);
+  }
+}
+END_TEST
+
+/* lb_convert, every unit pair, in every geometry with logical shift
+ * 9...16 and physical shift logical...25: towards a larger unit it rounds
+ * down to the containing unit; towards a smaller one it gives the first
+ * smaller unit, or EOVERFLOW (result untouched) when that does not fit in
+ * 64 bits -- never a wrapped value.
+ */
+#define NR_UNITS 4
+START_TEST (test_convert_every_unit_pair)
+{
+  unsigned lshift = LB_SHIFT_MIN + (unsigned) _i / NR_SHIFTS;
+  unsigned pshift = LB_SHIFT_MIN + (unsigned) _i % NR_SHIFTS;
+  const uint64_t samples[] = { 0,
+                               1,
+                               511,
+                               512,
+                               4097,
+                               1ull << 40,
+                               (1ull << 40) + 12345,
+                               UINT64_MAX >> 30,
+                               UINT64_MAX >> 9,
+                               UINT64_MAX };
+  struct lb_geometry g;
+  char err[256];
+  unsigned from, to, k;
+
+  if (lshift > 16 || pshift < lshift)
+    return;
+  ck_assert_msg (lb_geometry_make (&g, 1ull << 30, 1u << lshift, 1u << pshift,
+                                   err, sizeof err) == 0,
+                 "%s", err);
+  for (from = 0; from < NR_UNITS; from++)
+    for (to = 0; to < NR_UNITS; to++)
+      for (k = 0; k < sizeof samples / sizeof samples[0]; k++) {
+        const unsigned shifts[NR_UNITS] = { 0, LB_SECTOR_SHIFT, lshift,
+                                            pshift };
+        unsigned fs = shifts[from], ts = shifts[to];
+        uint64_t v = samples[k], out = 77;
+        int r;
+
+        errno = 0;
+        r = lb_convert (&g, v, (enum lb_unit) from, (enum lb_unit) to, &out);
+        if (fs <= ts) {
+          ck_assert_int_eq (r, 0);
+          ck_assert_uint_eq (out, v >> (ts - fs));
+        }
+        else if (v > (UINT64_MAX >> (fs - ts))) {
+          ck_assert_int_eq (r, -1);
+          ck_assert_int_eq (errno, EOVERFLOW);
+          ck_assert_uint_eq (out, 77);
+        }
+        else {
+          ck_assert_int_eq (r, 0);
+          ck_assert_uint_eq (out, v << (fs - ts));
+        }
+      }
+}
+END_TEST
+
+/* The worked example of lb_geometry(3): 16k logical, 64k physical. */
+START_TEST (test_convert_worked_example)
+{
+  struct lb_geometry g;
+  char err[256];
+  uint64_t v = 0;
+
+  ck_assert_int_eq (lb_geometry_make (&g, 1ull << 30, 16384, 65536, err,
+                                      sizeof err),
+                    0);
+  ck_assert_int_eq (lb_convert (&g, 1000000, LB_UNIT_BYTE, LB_UNIT_LOGICAL,
+                                &v),
+                    0);
+  ck_assert_uint_eq (v, 61);
+  ck_assert_int_eq (lb_convert (&g, 61, LB_UNIT_LOGICAL, LB_UNIT_SECTOR, &v),
+                    0);
+  ck_assert_uint_eq (v, 1952);
+  ck_assert_int_eq (lb_convert (&g, 1952, LB_UNIT_SECTOR, LB_UNIT_PHYSICAL,
+                                &v),
+                    0);
+  ck_assert_uint_eq (v, 15);
+  errno = 0;
+  ck_assert_int_eq (lb_convert (&g, 1ull << 60, LB_UNIT_PHYSICAL, LB_UNIT_BYTE,
+                                &v),
+                    -1);
+  ck_assert_int_eq (errno, EOVERFLOW);
+  errno = 0;
+  ck_assert_int_eq (lb_convert (&g, 1, (enum lb_unit) 9, LB_UNIT_BYTE, &v),
+                    -1);
+  ck_assert_int_eq (errno, EINVAL);
 }
 END_TEST
 
@@ -429,6 +567,11 @@ geometry_suite (void)
   tcase_add_loop_test (conv, test_translation_overflow, 0,
                        NR_SHIFTS * NR_SHIFTS);
   tcase_add_test (conv, test_brd_worked_example);
+  tcase_add_loop_test (rules, test_geometry_make, 0,
+                       sizeof make_cases / sizeof make_cases[0]);
+  tcase_add_loop_test (conv, test_convert_every_unit_pair, 0,
+                       NR_SHIFTS * NR_SHIFTS);
+  tcase_add_test (conv, test_convert_worked_example);
   suite_add_tcase (s, parse);
   suite_add_tcase (s, rules);
   suite_add_tcase (s, conv);

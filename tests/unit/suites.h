@@ -8,6 +8,7 @@
 #include "geometry.h"
 
 Suite *align_suite (void);
+Suite *aligned_io_suite (void);
 Suite *extents_suite (void);
 Suite *filestore_suite (void);
 Suite *geometry_suite (void);

@@ -1,0 +1,26 @@
+/* largeblock: the verification library for Linux large block size (LBS)
+ * tests -- geometry and unit translation, alignment classification,
+ * aligned I/O on file descriptors, stamped blocks.  See largeblock(3).
+ *
+ *   cc t.c $(pkg-config --cflags --libs largeblock)
+ *
+ * Every function is thread-safe; each header says how its functions fail.
+ * The exported symbols carry the version LARGEBLOCK_1.0.
+ */
+#ifndef LARGEBLOCK_H
+#define LARGEBLOCK_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "geometry.h"
+#include "align.h"
+#include "pattern.h"
+#include "aligned-io.h"
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LARGEBLOCK_H */

@@ -1,0 +1,60 @@
+#!/bin/bash
+# The installed library works from what is installed alone: install the
+# library, its headers and largeblock.pc into a DESTDIR (make install-lib),
+# then build docs/largeblock-example.c -- the largeblock(3) example --
+# with nothing but pkg-config's flags, against the shared library and
+# against the static archive, and run both on an O_DIRECT file.
+source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
+source "$abs_top_srcdir/tests/lib-functions.sh"
+
+requires "$CC"
+requires pkg-config
+dest="$tmpdir/dest"
+"${MAKE:-make}" -s -C "$abs_top_builddir" install-lib DESTDIR="$dest" \
+    >"$tmpdir/install.log" 2>&1 || { cat "$tmpdir/install.log"; fail "make install-lib failed"; }
+
+pc=$(find "$dest" -name largeblock.pc)
+[ -n "$pc" ] || fail "largeblock.pc was not installed"
+[ -n "$(find "$dest" -path '*/include/largeblock/largeblock.h')" ] ||
+    fail "largeblock.h was not installed under \$includedir/largeblock"
+
+# Only DESTDIR's largeblock.pc, with its paths moved into DESTDIR.
+export PKG_CONFIG_LIBDIR="$(dirname "$pc")" PKG_CONFIG_PATH=
+export PKG_CONFIG_SYSROOT_DIR="$dest"
+cflags=$(pkg-config --cflags largeblock) || fail "pkg-config --cflags"
+libs=$(pkg-config --libs largeblock) || fail "pkg-config --libs"
+echo "cflags: $cflags"
+echo "libs:   $libs"
+case "$cflags $libs" in
+    *"$abs_top_srcdir"*|*"$abs_top_builddir"*) fail "pkg-config points into the tree" ;;
+esac
+libdir=$(pkg-config --variable=libdir largeblock)
+libdir="$dest${libdir#"$dest"}"
+
+cp "$abs_top_srcdir/docs/largeblock-example.c" "$tmpdir/example.c"
+cd "$tmpdir"
+"$CC" -std=gnu11 -Wall -Wextra -Werror example.c $cflags $libs -o ex-shared ||
+    fail "the example does not build against the installed library"
+"$CC" -std=gnu11 -Wall -Wextra -Werror example.c $cflags \
+    "$libdir/liblargeblock.a" -pthread -o ex-static ||
+    fail "the example does not build against the installed static archive"
+
+# The shared build must load DESTDIR's library, not one in the tree.
+LD_LIBRARY_PATH="$libdir" ldd ./ex-shared >ldd.out
+grep -q "liblargeblock.so.1 => $libdir/liblargeblock.so.1" ldd.out ||
+    { cat ldd.out; fail "ex-shared does not load $libdir/liblargeblock.so.1"; }
+if readelf -d ex-static | grep NEEDED | grep -q liblargeblock; then
+    fail "ex-static depends on the shared library"
+fi
+
+dir=$(direct_dir)
+f="$dir/lb-install-example.$$"
+cleanup_fn rm -f "$f"
+for ex in ex-shared ex-static; do
+    rm -f "$f"
+    LD_LIBRARY_PATH="$libdir" ./$ex "$f" >out 2>&1 || { cat out; fail "$ex failed"; }
+    cat out
+    grep -qx '16 blocks of 16384 bytes: 0 bad' out || fail "$ex: unexpected output"
+done
+grep -q "no O_DIRECT" out && echo "note: $dir refuses O_DIRECT; ran through the page cache"
+exit 0
