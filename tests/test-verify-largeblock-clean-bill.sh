@@ -4,7 +4,8 @@
 # passes, the misaligned policy is "refuse" with misaligned=error and
 # "serve" with misaligned=allow, and every stamped block verifies.  It
 # also refuses to write without --write or to a read-only export, and
-# rejects a bad region.
+# rejects a bad region.  Where the maximum request is the minimum, the
+# tool's own set-up keeps to it too.
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 source "$abs_top_srcdir/tests/verify-functions.sh"
 
@@ -34,6 +35,9 @@ g16k|size=16M blksize=16k logical-blksize=16k max-request=1M|16384 16384 1048576
 g64k|size=8M blksize=64k logical-blksize=64k max-request=2M|65536 65536 2097152|refuse
 allow4k|size=8M blksize=16k logical-blksize=4k misaligned=allow|4096 16384 33554432|serve
 allow16k|size=8M blksize=64k logical-blksize=16k max-request=1M misaligned=allow|16384 65536 1048576|serve
+max4k|size=8M blksize=4k logical-blksize=4k max-request=4k|4096 4096 4096|refuse
+max8k|size=8M blksize=8k logical-blksize=4k max-request=8k|4096 8192 8192|refuse
+max64k|size=8M blksize=64k logical-blksize=64k max-request=64k|65536 65536 65536|refuse
 TABLE
 
 # The largest request and one above it are probed where they fit.

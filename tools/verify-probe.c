@@ -74,6 +74,26 @@ do_io (struct nbd_handle *h, bool write, void *buf, uint64_t count,
   return r;
 }
 
+/* A set-up or check request of any length, split so that no piece
+ * exceeds the advertised maximum (a multiple of the minimum, so the
+ * pieces stay aligned): the tool must not break the rule it checks.
+ */
+static int
+do_io_within_max (struct nbd_handle *h, const struct verify_export *ex,
+                  bool write, void *buf, uint64_t count, uint64_t offset,
+                  int *err_no)
+{
+  uint64_t piece = ex->max_bytes ? ex->max_bytes : count;
+
+  for (uint64_t done = 0; done < count; done += piece) {
+    uint64_t n = count - done < piece ? count - done : piece;
+
+    if (do_io (h, write, (char *) buf + done, n, offset + done, err_no) == -1)
+      return -1;
+  }
+  return 0;
+}
+
 /* After a disconnect, count it and open a fresh connection. */
 static bool
 reconnect_if_dead (struct probe_ctx *c)
@@ -227,8 +247,10 @@ prepare_area (struct probe_ctx *c, uint64_t area_bytes, const char *name)
 
   fill_bytes (c->expect, area_bytes, area_bytes + 7);
   if ((c->opts->write &&
-       do_io (*c->h, true, c->expect, area_bytes, base, &err_no) == -1) ||
-      do_io (*c->h, false, c->expect, area_bytes, base, &err_no) == -1) {
+       do_io_within_max (*c->h, c->ex, true, c->expect, area_bytes, base,
+                         &err_no) == -1) ||
+      do_io_within_max (*c->h, c->ex, false, c->expect, area_bytes, base,
+                        &err_no) == -1) {
     report_probe (c->rep, name, PROBE_FAIL,
                   "aligned set-up of %" PRIu64 " bytes failed: %s", area_bytes,
                   strerror (err_no));
@@ -296,7 +318,8 @@ probe_misaligned (struct probe_ctx *c, bool write, uint64_t delta_bytes,
       ? judge_service (c, name,
                        memcmp (c->got, c->expect + delta_bytes, count) == 0)
       : judge_refusal (c, name, false, err_no, false);
-  if (do_io (*c->h, false, c->got, area_bytes, base, &read_errno) == -1) {
+  if (do_io_within_max (*c->h, c->ex, false, c->got, area_bytes, base,
+                        &read_errno) == -1) {
     report_probe (c->rep, name, PROBE_FAIL,
                   "reading the area back failed: "
                   "%s",
