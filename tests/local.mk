@@ -118,8 +118,9 @@ integration_tests += \
 	tests/test-verify-broken-server-classified.sh \
 	tests/test-verify-other-servers-reported.sh \
 	tests/test-verify-only-after-restart.sh \
-	tests/test-verify-docs-cover-every-option.sh
-EXTRA_DIST += tests/verify-functions.sh
+	tests/test-verify-docs-cover-every-option.sh \
+	tests/test-verify-server-hangs-up-named.sh
+EXTRA_DIST += tests/verify-functions.sh tests/helpers/greet-and-hang-up.py
 
 # The installed library: its ABI, its man pages' examples, and a program
 # built from an installed copy with pkg-config alone.

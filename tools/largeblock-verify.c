@@ -29,6 +29,20 @@
 
 /* ---- connections ---- */
 
+/* libnbd names a server that hangs up in the middle of the handshake by
+ * its state machine ("external event 0 is invalid in state
+ * CONNECT.START") or by the failed send or recv; say it in words.
+ */
+static const char *
+hung_up_in_handshake (int err, const char *msg)
+{
+  if (err == EPIPE || err == ECONNRESET ||
+      (msg &&
+       (strstr (msg, "is invalid in state") || strstr (msg, "end of file"))))
+    return "the server closed the connection during the NBD handshake";
+  return NULL;
+}
+
 struct nbd_handle *
 verify_connect (const char *uri, bool strict)
 {
@@ -36,8 +50,15 @@ verify_connect (const char *uri, bool strict)
 
   if (!h || (!strict && nbd_set_strict_mode (h, 0) == -1) ||
       nbd_connect_uri (h, uri) == -1) {
-    fprintf (stderr, "largeblock-verify: cannot connect to %s: %s\n", uri,
-             nbd_get_error ());
+    const char *hung_up = hung_up_in_handshake (nbd_get_errno (),
+                                                nbd_get_error ());
+
+    if (hung_up)
+      fprintf (stderr, "largeblock-verify: cannot connect to %s: %s (%s)\n",
+               uri, hung_up, nbd_get_error ());
+    else
+      fprintf (stderr, "largeblock-verify: cannot connect to %s: %s\n", uri,
+               nbd_get_error ());
     if (h)
       nbd_close (h);
     return NULL;
