@@ -1,8 +1,8 @@
-/* largeblock-verify: check an NBD export's block-size conformance and
- * data integrity.
+/* largeblock-verify: check the block-size conformance and data integrity
+ * of an NBD export, a block device or a regular file.
  *
- * main: options, the export's description, the region, and the report
- * (a human table or JSON) with the exit code.  The probes live in
+ * main: options, the target's description (target.h), the region, and the
+ * report (a human table or JSON) with the exit code.  The probes live in
  * verify-probe.c, the write and verify phases in verify-integrity.c, the
  * report and its lock in report.c.
  */
@@ -27,45 +27,6 @@
 #define MAX_CONNECTIONS 64u
 #define MAX_DEPTH 64u
 
-/* ---- connections ---- */
-
-/* libnbd names a server that hangs up in the middle of the handshake by
- * its state machine ("external event 0 is invalid in state
- * CONNECT.START") or by the failed send or recv; say it in words.
- */
-static const char *
-hung_up_in_handshake (int err, const char *msg)
-{
-  if (err == EPIPE || err == ECONNRESET ||
-      (msg &&
-       (strstr (msg, "is invalid in state") || strstr (msg, "end of file"))))
-    return "the server closed the connection during the NBD handshake";
-  return NULL;
-}
-
-struct nbd_handle *
-verify_connect (const char *uri, bool strict)
-{
-  struct nbd_handle *h = nbd_create ();
-
-  if (!h || (!strict && nbd_set_strict_mode (h, 0) == -1) ||
-      nbd_connect_uri (h, uri) == -1) {
-    const char *hung_up = hung_up_in_handshake (nbd_get_errno (),
-                                                nbd_get_error ());
-
-    if (hung_up)
-      fprintf (stderr, "largeblock-verify: cannot connect to %s: %s (%s)\n",
-               uri, hung_up, nbd_get_error ());
-    else
-      fprintf (stderr, "largeblock-verify: cannot connect to %s: %s\n", uri,
-               nbd_get_error ());
-    if (h)
-      nbd_close (h);
-    return NULL;
-  }
-  return h;
-}
-
 /* ---- options ---- */
 
 static void
@@ -73,8 +34,10 @@ usage (FILE *fp)
 {
   fprintf (
     fp,
-    "Usage: largeblock-verify [OPTIONS] NBD-URI\n"
-    "Check an NBD export's block-size conformance and data integrity.\n"
+    "Usage: largeblock-verify [OPTIONS] NBD-URI|DEVICE|FILE\n"
+    "Check the block-size conformance and data integrity of an NBD export,\n"
+    "or of a block device or file (a path starting with / or ./) through\n"
+    "O_DIRECT.\n"
     "\n"
     "  --write              allow writing (destroys the region's data)\n"
     "  --verify-only SEED   only re-check the data a --write run with SEED left\n"
@@ -220,7 +183,7 @@ parse_options (int argc, char **argv, struct verify_opts *o)
   while ((c = getopt_long (argc, argv, "", long_options, NULL)) != -1)
     parse_option (o, c, &seed_given);
   if (optind != argc - 1)
-    usage_error ("expected exactly one NBD URI (see --help)");
+    usage_error ("expected exactly one NBD URI, device or file (see --help)");
   o->uri = argv[optind];
   if (o->write && o->verify_only)
     usage_error ("--write and --verify-only exclude each other");
@@ -236,28 +199,25 @@ parse_options (int argc, char **argv, struct verify_opts *o)
 
 /* ---- the export and the region ---- */
 
-static uint32_t
-block_size_of (struct nbd_handle *h, int which)
-{
-  int64_t v = nbd_get_block_size (h, which);
-  return v > 0 ? (uint32_t) v : 0;
-}
-
 static void
-describe_export (struct nbd_handle *h, struct verify_export *ex)
+describe_export (struct target *t, struct verify_export *ex)
 {
-  ex->size_bytes = (uint64_t) nbd_get_size (h);
-  ex->min_bytes = block_size_of (h, LIBNBD_SIZE_MINIMUM);
-  ex->preferred_bytes = block_size_of (h, LIBNBD_SIZE_PREFERRED);
-  ex->max_bytes = block_size_of (h, LIBNBD_SIZE_MAXIMUM);
+  struct target_desc d;
+
+  t->ops->describe (t, &d);
+  ex->size_bytes = d.size_bytes;
+  ex->min_bytes = d.min_bytes;
+  ex->preferred_bytes = d.preferred_bytes;
+  ex->max_bytes = d.max_bytes;
+  ex->max_enforced = d.max_enforced;
   ex->block_bytes = ex->min_bytes > LB_PATTERN_MIN_BLOCK_BYTES
     ? ex->min_bytes
     : LB_PATTERN_MIN_BLOCK_BYTES;
-  ex->read_only = nbd_is_read_only (h) == 1;
-  ex->can_trim = nbd_can_trim (h) == 1;
-  ex->can_zero = nbd_can_zero (h) == 1;
-  ex->can_flush = nbd_can_flush (h) == 1;
-  ex->multi_conn = nbd_can_multi_conn (h) == 1;
+  ex->read_only = d.read_only;
+  ex->can_trim = d.can_trim;
+  ex->can_zero = d.can_zero;
+  ex->can_flush = d.can_flush;
+  ex->multi_conn = d.multi_conn;
 }
 
 /* The region and the largest integrity request; exits on a bad region. */
@@ -345,7 +305,8 @@ print_human (const struct verify_opts *o, const struct verify_export *ex,
             ", %" PRIu32 "-byte blocks, %u connections x %u deep, %u rounds"
             "\n",
             o->seed, ex->region_offset_bytes, ex->region_bytes,
-            ex->block_bytes, o->connections, o->depth, rep->rounds_done);
+            ex->block_bytes, o->connections,
+            target_is_path (o->uri) ? 1 : o->depth, rep->rounds_done);
     printf ("  requests         %" PRIu64 " writes (%" PRIu64
             " bytes), %" PRIu64 " trims, %" PRIu64 " zeros, %" PRIu64
             " failed\n",
@@ -453,25 +414,25 @@ main (int argc, char **argv)
   struct verify_export ex = { 0 };
   static struct report_data data;
   struct verify_report *rep;
-  struct nbd_handle *h;
+  struct target *t;
   int code;
 
   parse_options (argc, argv, &opts);
-  h = verify_connect (opts.uri, false);
-  if (!h)
+  t = target_open (opts.uri, false, opts.write);
+  if (!t)
     return VERIFY_EXIT_FAILURE;
-  describe_export (h, &ex);
+  describe_export (t, &ex);
   if (opts.write && ex.read_only)
     usage_error ("%s is read-only: --write cannot write to it", opts.uri);
   choose_region (&opts, &ex);
   rep = report_new ();
   if (!rep) {
     fprintf (stderr, "largeblock-verify: out of memory\n");
-    nbd_close (h);
+    t->ops->close (t);
     return VERIFY_EXIT_FAILURE;
   }
-  verify_probes (&opts, &ex, &h, rep);
-  nbd_close (h);
+  verify_probes (&opts, &ex, &t, rep);
+  t->ops->close (t);
   if (verify_integrity (&opts, &ex, rep) == -1) {
     report_free (rep);
     return VERIFY_EXIT_FAILURE;

@@ -5,12 +5,15 @@ tools_largeblock_verify_SOURCES = \
 	tools/largeblock-verify.c \
 	tools/report.c \
 	tools/report.h \
+	tools/target-fd.c \
+	tools/target-nbd.c \
+	tools/target.h \
 	tools/verify-integrity.c \
 	tools/verify-probe.c \
 	tools/verify.h
 tools_largeblock_verify_CFLAGS = $(AM_CFLAGS) $(LIBNBD_CFLAGS)
-tools_largeblock_verify_LDADD = lib/libpattern.la lib/libdisk.la lib/libcore.la \
-	$(LIBNBD_LIBS)
+tools_largeblock_verify_LDADD = lib/libpattern.la lib/libalignedio.la \
+	lib/libdisk.la lib/libcore.la $(LIBNBD_LIBS)
 
 man_MANS += docs/largeblock-verify.1
 EXTRA_DIST += docs/largeblock-verify.pod

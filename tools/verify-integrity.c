@@ -8,8 +8,11 @@
  * what makes --verify-only possible after a restart.  The verify phase
  * reads the region back and classifies every stamped block.
  *
- * Threads: one worker per connection per round, each with its own handle
- * and up to --depth requests in flight (libnbd's async API).  Workers only
+ * Threads: one worker per connection per round, each with its own target
+ * (target.h).  On NBD a worker keeps up to --depth requests in flight
+ * (libnbd's async API); on a device or a file each worker is a thread
+ * with its own descriptor doing one synchronous O_DIRECT request at a
+ * time (depth 1: --depth is ignored there).  Workers only
  * read the plan and the expected-generation map; they record into the
  * report only through its report_* functions, which do their own
  * locking.  The main thread joins them between rounds.
@@ -26,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "aligned-io.h"
 #include "verify.h"
 
 #define GEN_TRIMMED UINT32_MAX /* zeros or any older content of the block */
@@ -48,7 +52,7 @@ struct run {
   const struct verify_opts *opts;
   const struct verify_export *ex;
   struct verify_report *rep;
-  struct nbd_handle **handles;
+  struct target **targets;
   uint32_t *expected_gen; /* per stamped block of the region */
   uint64_t nr_blocks;
   struct plan plan; /* the round being executed */
@@ -196,30 +200,77 @@ plan_reads (struct run *run)
 
 /* ---- execution ---- */
 
-static int64_t
-issue (struct run *run, struct nbd_handle *h, const struct request *r,
-       uint8_t *buf)
+static uint64_t
+offset_of (const struct run *run, const struct request *r)
+{
+  return run->ex->region_offset_bytes + r->rel_offset_bytes;
+}
+
+/* What request r becomes on this target, filling buf for a write:
+ * zeros are one valid result of a trim, and zeros can be written.
+ */
+static enum op
+effective_op (const struct run *run, const struct request *r, uint8_t *buf)
 {
   const struct verify_export *ex = run->ex;
-  uint64_t off = ex->region_offset_bytes + r->rel_offset_bytes;
   struct lb_pattern_key key = {
     .seed = run->opts->seed,
-    .offset_bytes = off,
-    .generation = r->generation,
+    .offset_bytes = offset_of (run, r),
+    .generation = r->op == OP_WRITE ? r->generation : 0,
     .block_bytes = ex->block_bytes,
   };
 
   if (r->op == OP_READ)
-    return nbd_aio_pread (h, buf, r->count_bytes, off, NBD_NULL_COMPLETION, 0);
+    return OP_READ;
   if (r->op == OP_TRIM && ex->can_trim)
-    return nbd_aio_trim (h, r->count_bytes, off, NBD_NULL_COMPLETION, 0);
-  /* zeros are one valid result of a trim, and zeros can be written */
+    return OP_TRIM;
   if (r->op != OP_WRITE && ex->can_zero)
-    return nbd_aio_zero (h, r->count_bytes, off, NBD_NULL_COMPLETION, 0);
-  if (r->op != OP_WRITE)
-    key.generation = 0;
+    return OP_ZERO;
   lb_pattern_fill_range (&key, buf, r->count_bytes);
+  return OP_WRITE;
+}
+
+/* Start r on an NBD handle; the cookie, or -1. */
+static int64_t
+issue (struct run *run, struct nbd_handle *h, const struct request *r,
+       uint8_t *buf)
+{
+  uint64_t off = offset_of (run, r);
+
+  switch (effective_op (run, r, buf)) {
+  case OP_READ:
+    return nbd_aio_pread (h, buf, r->count_bytes, off, NBD_NULL_COMPLETION, 0);
+  case OP_TRIM:
+    return nbd_aio_trim (h, r->count_bytes, off, NBD_NULL_COMPLETION, 0);
+  case OP_ZERO:
+    return nbd_aio_zero (h, r->count_bytes, off, NBD_NULL_COMPLETION, 0);
+  case OP_WRITE: break;
+  }
   return nbd_aio_pwrite (h, buf, r->count_bytes, off, NBD_NULL_COMPLETION, 0);
+}
+
+/* Do r synchronously on any target; 0, or -1 with errno set. */
+static int
+issue_sync (struct run *run, struct target *t, const struct request *r,
+            uint8_t *buf)
+{
+  uint64_t off = offset_of (run, r);
+
+  switch (effective_op (run, r, buf)) {
+  case OP_READ: return t->ops->pread (t, buf, r->count_bytes, off);
+  case OP_TRIM: return t->ops->trim (t, r->count_bytes, off);
+  case OP_ZERO: return t->ops->zero (t, r->count_bytes, off);
+  case OP_WRITE: break;
+  }
+  return t->ops->pwrite (t, buf, r->count_bytes, off);
+}
+
+/* The errno of a failed libnbd call on this thread. */
+static int
+nbd_errno (void)
+{
+  int err_no = nbd_get_errno ();
+  return err_no ? err_no : EIO;
 }
 
 static const char *
@@ -262,16 +313,13 @@ check_read (struct run *run, const struct request *r, const uint8_t *buf,
 
 static void
 complete (struct run *run, const struct request *r, const uint8_t *buf,
-          uint8_t *scratch, int status)
+          uint8_t *scratch, int err_no)
 {
-  if (status == -1) {
-    int err_no = nbd_get_errno ();
+  if (err_no)
     report_io_error (run->rep,
                      "%s of %" PRIu32 " bytes at %" PRIu64 " failed: %s",
-                     op_name (r->op), r->count_bytes,
-                     run->ex->region_offset_bytes + r->rel_offset_bytes,
-                     strerror (err_no ? err_no : EIO));
-  }
+                     op_name (r->op), r->count_bytes, offset_of (run, r),
+                     strerror (err_no));
   else if (r->op == OP_READ)
     check_read (run, r, buf, scratch);
   else if (r->op == OP_WRITE)
@@ -300,7 +348,7 @@ reap (struct worker *w, struct nbd_handle *h, struct slot *slots,
     if (r == 0)
       continue;
     complete (w->run, &w->run->plan.reqs[slots[s].req_idx], slots[s].buf,
-              scratch, r == 1 ? 0 : -1);
+              scratch, r == 1 ? 0 : nbd_errno ());
     slots[s].cookie = 0;
     (*in_flight)--;
     reaped++;
@@ -324,7 +372,7 @@ run_slots (struct worker *w, struct nbd_handle *h, struct slot *slots,
       slots[s].cookie = issue (run, h, &run->plan.reqs[next], slots[s].buf);
       if (slots[s].cookie == -1) {
         slots[s].cookie = 0;
-        complete (run, &run->plan.reqs[next], NULL, scratch, -1);
+        complete (run, &run->plan.reqs[next], NULL, scratch, nbd_errno ());
       }
       else
         in_flight++;
@@ -341,23 +389,44 @@ run_slots (struct worker *w, struct nbd_handle *h, struct slot *slots,
   }
 }
 
+/* A device or a file: this worker's requests, one at a time. */
+static void
+run_sync (struct worker *w, struct target *t, uint8_t *buf, uint8_t *scratch)
+{
+  struct run *run = w->run;
+
+  for (size_t next = w->conn_idx; next < run->plan.nr;
+       next += run->opts->connections) {
+    const struct request *r = &run->plan.reqs[next];
+    int err_no = 0;
+
+    if (issue_sync (run, t, r, buf) == -1)
+      err_no = errno ? errno : EIO;
+    complete (run, r, buf, scratch, err_no);
+  }
+}
+
 static void *
 worker_main (void *arg)
 {
   struct worker *w = arg;
   struct run *run = w->run;
-  struct nbd_handle *h = run->handles[w->conn_idx];
-  unsigned depth = run->opts->depth;
+  struct target *t = run->targets[w->conn_idx];
+  struct nbd_handle *h = target_nbd_handle (t);
+  unsigned depth = h ? run->opts->depth : 1;
   struct slot *slots = calloc (depth, sizeof *slots);
   uint8_t *scratch = malloc (run->ex->block_bytes);
   bool ok = slots && scratch;
 
   for (unsigned s = 0; ok && s < depth; s++)
-    ok = (slots[s].buf = malloc (run->ex->io_max_bytes)) != NULL;
-  if (!ok || run_slots (w, h, slots, scratch) == -1 ||
-      (run->ex->can_flush && nbd_flush (h, 0) == -1))
+    ok = (slots[s].buf = lb_aligned_alloc (VERIFY_BUFFER_ALIGN_BYTES,
+                                           run->ex->io_max_bytes)) != NULL;
+  if (ok && !h)
+    run_sync (w, t, slots[0].buf, scratch);
+  if (!ok || (h && run_slots (w, h, slots, scratch) == -1) ||
+      (run->ex->can_flush && t->ops->flush (t) == -1))
     report_data_error (run->rep, "connection %u failed: %s", w->conn_idx,
-                       ok ? nbd_get_error () : "out of memory");
+                       ok ? t->ops->last_error (t) : "out of memory");
   for (unsigned s = 0; slots && s < depth; s++)
     free (slots[s].buf);
   free (slots);
@@ -421,11 +490,12 @@ execute_plan (struct run *run, const char *phase, double started)
 static int
 open_connections (struct run *run)
 {
-  run->handles = calloc (run->opts->connections, sizeof *run->handles);
-  if (!run->handles)
+  run->targets = calloc (run->opts->connections, sizeof *run->targets);
+  if (!run->targets)
     return -1;
   for (unsigned c = 0; c < run->opts->connections; c++)
-    if (!(run->handles[c] = verify_connect (run->opts->uri, true)))
+    if (!(run->targets[c] = target_open (run->opts->uri, true,
+                                         !run->opts->verify_only)))
       return -1;
   return 0;
 }
@@ -479,10 +549,10 @@ verify_integrity (const struct verify_opts *opts,
     ret = 0;
   else
     fprintf (stderr, "largeblock-verify: integrity run failed\n");
-  for (unsigned c = 0; run.handles && c < opts->connections; c++)
-    if (run.handles[c])
-      nbd_close (run.handles[c]);
-  free (run.handles);
+  for (unsigned c = 0; run.targets && c < opts->connections; c++)
+    if (run.targets[c])
+      run.targets[c]->ops->close (run.targets[c]);
+  free (run.targets);
   free (run.plan.reqs);
   free (run.expected_gen);
   return ret;

@@ -3,8 +3,12 @@
  * Aligned requests at the advertised minimum, preferred and maximum sizes
  * must succeed; requests above the maximum must be refused; misaligned
  * requests must be either refused with EINVAL, touching nothing, or served
- * correctly.  The probes use the first bytes of the region and a handle
- * with libnbd's own checks switched off, so the server decides.  The
+ * correctly.  The probes use the first bytes of the region and a target
+ * that lets the other side decide: an NBD handle with libnbd's own checks
+ * switched off, or a descriptor opened O_DIRECT whose requests go to the
+ * kernel unchecked (it refuses misaligned ones with EINVAL).  A
+ * descriptor's maximum is not a limit (the kernel splits larger
+ * requests), so the above-maximum probes are skipped there.  The
  * three buffers are as long as the largest request the probes will make
  * on this export and region (probe_buffer_bytes), not libnbd's limit.
  * Single-threaded: runs on the main thread before the integrity phase.
@@ -18,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aligned-io.h"
 #include "verify.h"
 
 #define LIBNBD_MAX_REQUEST_BYTES (64u << 20)
@@ -31,7 +36,7 @@ enum misaligned_verdict { MIS_REFUSED, MIS_SERVED, MIS_BROKEN, MIS_SKIPPED };
 struct probe_ctx {
   const struct verify_opts *opts;
   const struct verify_export *ex;
-  struct nbd_handle **h;
+  struct target **t;
   struct verify_report *rep;
   uint8_t *expect, *got, *data; /* each buffer_bytes long */
   uint64_t buffer_bytes;
@@ -51,26 +56,19 @@ fill_bytes (uint8_t *buf, uint64_t count, uint64_t tag)
   }
 }
 
-static bool
-is_disconnected (struct nbd_handle *h)
-{
-  return nbd_aio_is_dead (h) || nbd_aio_is_closed (h);
-}
-
-/* One synchronous request; 0, or -1 with the server's errno in *err_no. */
+/* One synchronous request; 0, or -1 with the server's or the kernel's
+ * errno in *err_no.
+ */
 static int
-do_io (struct nbd_handle *h, bool write, void *buf, uint64_t count,
+do_io (struct target *t, bool write, void *buf, uint64_t count,
        uint64_t offset, int *err_no)
 {
-  int r = write ? nbd_pwrite (h, buf, count, offset, 0)
-                : nbd_pread (h, buf, count, offset, 0);
+  int r = write ? t->ops->pwrite (t, buf, count, offset)
+                : t->ops->pread (t, buf, count, offset);
 
   *err_no = 0;
-  if (r == -1) {
-    *err_no = nbd_get_errno ();
-    if (*err_no == 0)
-      *err_no = EIO;
-  }
+  if (r == -1)
+    *err_no = errno ? errno : EIO;
   return r;
 }
 
@@ -79,16 +77,15 @@ do_io (struct nbd_handle *h, bool write, void *buf, uint64_t count,
  * pieces stay aligned): the tool must not break the rule it checks.
  */
 static int
-do_io_within_max (struct nbd_handle *h, const struct verify_export *ex,
-                  bool write, void *buf, uint64_t count, uint64_t offset,
-                  int *err_no)
+do_io_within_max (struct target *t, const struct verify_export *ex, bool write,
+                  void *buf, uint64_t count, uint64_t offset, int *err_no)
 {
   uint64_t piece = ex->max_bytes ? ex->max_bytes : count;
 
   for (uint64_t done = 0; done < count; done += piece) {
     uint64_t n = count - done < piece ? count - done : piece;
 
-    if (do_io (h, write, (char *) buf + done, n, offset + done, err_no) == -1)
+    if (do_io (t, write, (char *) buf + done, n, offset + done, err_no) == -1)
       return -1;
   }
   return 0;
@@ -98,15 +95,15 @@ do_io_within_max (struct nbd_handle *h, const struct verify_export *ex,
 static bool
 reconnect_if_dead (struct probe_ctx *c)
 {
-  struct nbd_handle *fresh;
+  struct target *fresh;
 
-  if (!is_disconnected (*c->h))
+  if (!(*c->t)->ops->is_dead (*c->t))
     return false;
   report_disconnect (c->rep);
-  fresh = verify_connect (c->opts->uri, false);
+  fresh = target_open (c->opts->uri, false, c->opts->write);
   if (fresh) {
-    nbd_close (*c->h);
-    *c->h = fresh;
+    (*c->t)->ops->close (*c->t);
+    *c->t = fresh;
   }
   return true;
 }
@@ -151,14 +148,14 @@ probe_aligned (struct probe_ctx *c, uint32_t advertised, uint32_t fallback,
     snprintf (name, sizeof name, "%s %" PRIu64 " (%s)", io_name (w), count,
               label);
     fill_bytes (c->data, count, count);
-    if (do_io (*c->h, w, c->data, count, base, &err_no) == -1) {
+    if (do_io (*c->t, w, c->data, count, base, &err_no) == -1) {
       report_probe (c->rep, name, PROBE_FAIL, "failed: %s%s",
                     strerror (err_no),
                     reconnect_if_dead (c) ? " (server disconnected)" : "");
       continue;
     }
     if (w &&
-        (do_io (*c->h, false, c->got, count, base, &err_no) == -1 ||
+        (do_io (*c->t, false, c->got, count, base, &err_no) == -1 ||
          memcmp (c->got, c->data, count) != 0)) {
       report_probe (c->rep, name, PROBE_FAIL, "read back differs");
       continue;
@@ -174,15 +171,15 @@ oversized_probe_bytes (const struct verify_export *ex)
   return (uint64_t) ex->max_bytes + ex->block_bytes;
 }
 
-/* Whether there is a maximum, and a request above it fits the region
- * and libnbd.
+/* Whether there is a maximum that must be enforced, and a request above
+ * it fits the region and libnbd.
  */
 static bool
 oversized_probe_runs (const struct verify_export *ex)
 {
   uint64_t count = oversized_probe_bytes (ex);
 
-  return ex->max_bytes != 0 && count <= ex->region_bytes &&
+  return ex->max_bytes != 0 && ex->max_enforced && count <= ex->region_bytes &&
     count <= LIBNBD_MAX_REQUEST_BYTES;
 }
 
@@ -198,14 +195,15 @@ probe_oversized (struct probe_ctx *c)
               count);
     if (!oversized_probe_runs (c->ex)) {
       report_probe (c->rep, name, PROBE_SKIP,
-                    c->ex->max_bytes == 0
-                      ? "no maximum advertised"
+                    c->ex->max_bytes == 0 ? "no maximum advertised"
+                      : !c->ex->max_enforced
+                      ? "not a limit here: the kernel splits larger requests"
                       : "above the region or libnbd's 64M limit");
       continue;
     }
     assert (count <= c->buffer_bytes);
     fill_bytes (c->data, count, count);
-    if (do_io (*c->h, w, c->data, count, c->ex->region_offset_bytes,
+    if (do_io (*c->t, w, c->data, count, c->ex->region_offset_bytes,
                &err_no) == 0)
       report_probe (c->rep, name, PROBE_FAIL, "accepted, maximum is %" PRIu32,
                     c->ex->max_bytes);
@@ -247,9 +245,9 @@ prepare_area (struct probe_ctx *c, uint64_t area_bytes, const char *name)
 
   fill_bytes (c->expect, area_bytes, area_bytes + 7);
   if ((c->opts->write &&
-       do_io_within_max (*c->h, c->ex, true, c->expect, area_bytes, base,
+       do_io_within_max (*c->t, c->ex, true, c->expect, area_bytes, base,
                          &err_no) == -1) ||
-      do_io_within_max (*c->h, c->ex, false, c->expect, area_bytes, base,
+      do_io_within_max (*c->t, c->ex, false, c->expect, area_bytes, base,
                         &err_no) == -1) {
     report_probe (c->rep, name, PROBE_FAIL,
                   "aligned set-up of %" PRIu64 " bytes failed: %s", area_bytes,
@@ -307,7 +305,7 @@ probe_misaligned (struct probe_ctx *c, bool write, uint64_t delta_bytes,
   if (prepare_area (c, area_bytes, name) == -1)
     return MIS_BROKEN;
   fill_bytes (c->data, count, delta_bytes + count);
-  r = do_io (*c->h, write, write ? c->data : c->got, count, base + delta_bytes,
+  r = do_io (*c->t, write, write ? c->data : c->got, count, base + delta_bytes,
              &err_no);
   if (r == -1 && reconnect_if_dead (c)) {
     report_probe (c->rep, name, PROBE_FAIL, "server disconnected");
@@ -318,7 +316,7 @@ probe_misaligned (struct probe_ctx *c, bool write, uint64_t delta_bytes,
       ? judge_service (c, name,
                        memcmp (c->got, c->expect + delta_bytes, count) == 0)
       : judge_refusal (c, name, false, err_no, false);
-  if (do_io_within_max (*c->h, c->ex, false, c->got, area_bytes, base,
+  if (do_io_within_max (*c->t, c->ex, false, c->got, area_bytes, base,
                         &read_errno) == -1) {
     report_probe (c->rep, name, PROBE_FAIL,
                   "reading the area back failed: "
@@ -387,17 +385,17 @@ probe_buffer_bytes (const struct verify_export *ex)
 
 void
 verify_probes (const struct verify_opts *opts, const struct verify_export *ex,
-               struct nbd_handle **h, struct verify_report *rep)
+               struct target **t, struct verify_report *rep)
 {
   uint64_t bytes = probe_buffer_bytes (ex);
   struct probe_ctx c = {
     .opts = opts,
     .ex = ex,
-    .h = h,
+    .t = t,
     .rep = rep,
-    .expect = malloc (bytes),
-    .got = malloc (bytes),
-    .data = malloc (bytes),
+    .expect = lb_aligned_alloc (VERIFY_BUFFER_ALIGN_BYTES, bytes),
+    .got = lb_aligned_alloc (VERIFY_BUFFER_ALIGN_BYTES, bytes),
+    .data = lb_aligned_alloc (VERIFY_BUFFER_ALIGN_BYTES, bytes),
     .buffer_bytes = bytes,
   };
 

@@ -10,10 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <libnbd.h>
-
 #include "pattern.h"
 #include "report.h"
+#include "target.h"
 
 /* Exit codes (documented in largeblock-verify(1)). */
 enum {
@@ -24,8 +23,13 @@ enum {
   VERIFY_EXIT_FAILURE = 4, /* could not connect or run */
 };
 
+/* Buffers are aligned for O_DIRECT: every kernel's memory alignment
+ * rule is at most a page.
+ */
+#define VERIFY_BUFFER_ALIGN_BYTES 4096u
+
 struct verify_opts {
-  const char *uri;
+  const char *uri; /* an NBD URI, or the path of a device or file */
   bool write;
   bool verify_only;
   bool json;
@@ -44,6 +48,7 @@ struct verify_export {
   uint32_t min_bytes; /* as advertised; 0 when not advertised */
   uint32_t preferred_bytes;
   uint32_t max_bytes;
+  bool max_enforced;     /* NBD: above max_bytes must be refused */
   uint32_t block_bytes;  /* stamped block: max (minimum, 512) */
   uint32_t io_max_bytes; /* largest integrity request */
   uint64_t region_offset_bytes;
@@ -51,16 +56,11 @@ struct verify_export {
   bool read_only, can_trim, can_zero, can_flush, multi_conn;
 };
 
-/* Open a connection to uri with libnbd's client-side checks off when
- * strict is false.  Returns NULL after printing one line on failure.
- */
-struct nbd_handle *verify_connect (const char *uri, bool strict);
-
 /* Run the conformance probes on the first bytes of the region; the write
- * probes only with opts->write.  May replace *h after a disconnect.
+ * probes only with opts->write.  May replace *t after a disconnect.
  */
 void verify_probes (const struct verify_opts *opts,
-                    const struct verify_export *ex, struct nbd_handle **h,
+                    const struct verify_export *ex, struct target **t,
                     struct verify_report *rep);
 
 /* The write phase (unless opts->verify_only) and the verify phase.

@@ -1,0 +1,69 @@
+/* largeblock-verify: the target -- an NBD export, a block device or a
+ * regular file behind one small set of synchronous operations.
+ *
+ * A target is one connection (NBD) or one open descriptor (O_DIRECT on a
+ * device or a file).  The probes and the integrity phase call only these
+ * operations, so they never branch on the backend, except where NBD's
+ * asynchronous API is used for --depth (target_nbd_handle).  One target is
+ * used by one thread at a time; the integrity phase opens one per
+ * connection.  Operations return 0, or -1 with errno set (the server's
+ * errno for NBD, the kernel's for a descriptor).
+ */
+#ifndef LARGEBLOCK_VERIFY_TARGET_H
+#define LARGEBLOCK_VERIFY_TARGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <libnbd.h>
+
+/* What the target says about itself (NBD: as advertised, 0 when not). */
+struct target_desc {
+  uint64_t size_bytes;
+  uint32_t min_bytes, preferred_bytes, max_bytes;
+  bool max_enforced; /* requests above max_bytes must be refused (NBD);
+                      * the kernel splits them for a descriptor */
+  bool read_only, can_trim, can_zero, can_flush, multi_conn;
+};
+
+struct target;
+
+struct target_ops {
+  void (*describe) (struct target *t, struct target_desc *d);
+  int (*pread) (struct target *t, void *buf, uint64_t count, uint64_t offset);
+  int (*pwrite) (struct target *t, const void *buf, uint64_t count,
+                 uint64_t offset);
+  int (*trim) (struct target *t, uint64_t count, uint64_t offset);
+  int (*zero) (struct target *t, uint64_t count, uint64_t offset);
+  int (*flush) (struct target *t);
+  /* The connection was dropped by the other side (never for an fd). */
+  bool (*is_dead) (struct target *t);
+  /* The last failure in words, for a line of the report. */
+  const char *(*last_error) (struct target *t);
+  void (*close) (struct target *t);
+};
+
+struct target {
+  const struct target_ops *ops;
+};
+
+/* Whether name is a path (a block device or a file) rather than an NBD
+ * URI: it starts with "/", "./" or "../".
+ */
+bool target_is_path (const char *name);
+
+/* Open name: a path with target_fd_open, else an NBD URI with
+ * target_nbd_open.  Returns NULL after printing one line on failure.
+ */
+struct target *target_open (const char *name, bool strict, bool write);
+
+/* NBD: libnbd's client-side checks are off when strict is false. */
+struct target *target_nbd_open (const char *uri, bool strict);
+
+/* Path: opened O_DIRECT, read-write only when write. */
+struct target *target_fd_open (const char *path, bool write);
+
+/* The libnbd handle of an NBD target, NULL for any other. */
+struct nbd_handle *target_nbd_handle (struct target *t);
+
+#endif /* LARGEBLOCK_VERIFY_TARGET_H */
