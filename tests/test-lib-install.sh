@@ -3,7 +3,8 @@
 # library, its headers and largeblock.pc into a DESTDIR (make install-lib),
 # then build docs/largeblock-example.c -- the largeblock(3) example --
 # with nothing but pkg-config's flags, against the shared library and
-# against the static archive, and run both on an O_DIRECT file.
+# against the static archive, and run both on an O_DIRECT file and the
+# shared one on a loop device with 16k logical sectors.
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 source "$abs_top_srcdir/tests/lib-functions.sh"
 
@@ -57,4 +58,28 @@ for ex in ex-shared ex-static; do
     grep -qx '16 blocks of 16384 bytes: 0 bad' out || fail "$ex: unexpected output"
 done
 grep -q "no O_DIRECT" out && echo "note: $dir refuses O_DIRECT; ran through the page cache"
+
+# And on a kernel device with 16k logical sectors, through O_DIRECT: a
+# loop device over a file (root and a free loop device only).
+if [ "$(id -u)" -ne 0 ]; then
+    echo "16k device part skipped: not root"
+else
+    img="$dir/lb-install-device.$$"
+    cleanup_fn rm -f "$img"
+    truncate -s 1M "$img"
+    if ! loop=$(losetup --find --show --sector-size 16384 --direct-io=on \
+                        "$img" 2>losetup.err); then
+        echo "16k device part skipped: $(cat losetup.err)"
+    else
+        cleanup_fn losetup -d "$loop"
+        [ "$(blockdev --getss "$loop")" = 16384 ] ||
+            fail "$loop does not have 16k sectors"
+        LD_LIBRARY_PATH="$libdir" ./ex-shared "$loop" >out 2>&1 ||
+            { cat out; fail "ex-shared failed on $loop"; }
+        cat out
+        grep -q "no O_DIRECT" out && fail "$loop refused O_DIRECT"
+        grep -qx '16 blocks of 16384 bytes: 0 bad' out ||
+            fail "ex-shared on $loop: unexpected output"
+    fi
+fi
 exit 0

@@ -4,7 +4,9 @@
 # and --verify-only SEED re-checks it; (2) a loop device with 16k
 # sectors gets a clean bill with minimum 16384 (root and a free loop
 # device only); (3) bytes overwritten in the middle of one block behind
-# the tool's back make --verify-only exit 2 and name exactly that block.
+# the tool's back make --verify-only exit 2 and name exactly that block;
+# (4) the same on a 16k-sector loop device over a tmpfs file, damaged in
+# its backing file behind the kernel's back.
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 source "$abs_top_srcdir/tests/verify-functions.sh"
 
@@ -55,5 +57,36 @@ else
         "blocks['good'] == (64 << 20) // 16384"
     run_verify device-reread --verify-only 42 "$loop"
     expect_rc device-reread 0
+fi
+
+# (4) A loop device with 16k sectors over a tmpfs file (what a user
+# could take instead of a largeblock disk), then its backing file
+# damaged behind the kernel's back: the damage is found and named.
+shm=/dev/shm
+if [ "$(id -u)" -ne 0 ] || [ ! -d "$shm" ]; then
+    echo "tmpfs loop part skipped: not root or no $shm"
+else
+    shmdisk=$(mktemp "$shm/lbverify.XXXXXX")
+    cleanup_fn rm -f "$shmdisk"
+    truncate -s 32M "$shmdisk"
+    if ! shmloop=$(losetup --find --show --sector-size 16384 \
+                           --direct-io=on "$shmdisk" 2>"$tmpdir/losetup.err")
+    then
+        echo "tmpfs loop part skipped: $(cat "$tmpdir/losetup.err")"
+    else
+        cleanup_fn losetup -d "$shmloop"
+        run_verify shm --write --seed 43 "$shmloop"
+        expect_rc shm 0
+        json_assert shm "r['block_size']['minimum'] == 16384" "not failed" \
+            "blocks['good'] == (32 << 20) // 16384"
+        head -c 100 /dev/zero | tr '\0' '\245' |
+            dd of="$shmdisk" bs=1 seek=$(( (16 << 20) + 20000 )) \
+               conv=notrunc status=none
+        run_verify shm-damaged --verify-only 43 "$shmloop"
+        expect_rc shm-damaged 2
+        json_assert shm-damaged "r['integrity']['errors_total'] == 1" \
+            "'block at %d ' % (((16 << 20) + 20000) // 16384 * 16384) \
+in errors[0]"
+    fi
 fi
 echo PASS
