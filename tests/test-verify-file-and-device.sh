@@ -52,6 +52,7 @@ else
     run_verify device --write --seed 42 "$loop"
     expect_rc device 0
     json_assert device "r['block_size']['minimum'] == 16384" "not failed" \
+        "r['direct_io']['offset_alignment'] == 16384" \
         "r['integrity']['block_size'] == 16384" \
         "r['misaligned_policy'] == 'refuse'" \
         "blocks['good'] == (64 << 20) // 16384"

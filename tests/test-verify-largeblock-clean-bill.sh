@@ -22,7 +22,7 @@ while IFS='|' read -r name params sizes policy; do
         "r['block_size'] == {'minimum': $min, 'preferred': $pref, \
 'maximum': $max}" \
         "r['misaligned_policy'] == '$policy'" \
-        "r['disconnects'] == 0" \
+        "r['disconnects'] == 0" "r['direct_io'] is None" \
         "blocks['good'] * max($min, 512) == r['integrity']['size']" \
         "r['integrity']['writes'] > 0 and r['integrity']['failed_requests'] == 0"
     # the data stays verifiable

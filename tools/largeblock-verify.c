@@ -218,6 +218,9 @@ describe_export (struct target *t, struct verify_export *ex)
   ex->can_zero = d.can_zero;
   ex->can_flush = d.can_flush;
   ex->multi_conn = d.multi_conn;
+  ex->dio_offset_align_bytes = d.dio_offset_align_bytes;
+  ex->dio_mem_align_bytes = d.dio_mem_align_bytes;
+  ex->dio_source = d.dio_source;
 }
 
 /* The region and the largest integrity request; exits on a bad region. */
@@ -291,6 +294,11 @@ print_human (const struct verify_opts *o, const struct verify_export *ex,
   printf ("block sizes        minimum %" PRIu32 ", preferred %" PRIu32
           ", maximum %" PRIu32 " (0: not advertised)\n",
           ex->min_bytes, ex->preferred_bytes, ex->max_bytes);
+  if (ex->dio_offset_align_bytes)
+    printf ("direct I/O         offset alignment %" PRIu32
+            ", memory alignment %" PRIu32 " (%s)\n",
+            ex->dio_offset_align_bytes, ex->dio_mem_align_bytes,
+            ex->dio_source);
   printf ("features           trim %s, zero %s, flush %s, multi-conn %s\n",
           yes_no (ex->can_trim), yes_no (ex->can_zero), yes_no (ex->can_flush),
           yes_no (ex->multi_conn));
@@ -382,9 +390,18 @@ print_json (const struct verify_opts *o, const struct verify_export *ex,
   printf ("{\"uri\": ");
   json_string (o->uri);
   printf (", \"size\": %" PRIu64 ",\n \"block_size\": {\"minimum\": %" PRIu32
-          ", \"preferred\": %" PRIu32 ", \"maximum\": %" PRIu32 "},\n"
-          " \"probes\": [",
+          ", \"preferred\": %" PRIu32 ", \"maximum\": %" PRIu32 "},\n",
           ex->size_bytes, ex->min_bytes, ex->preferred_bytes, ex->max_bytes);
+  if (ex->dio_offset_align_bytes) {
+    printf (" \"direct_io\": {\"offset_alignment\": %" PRIu32
+            ", \"memory_alignment\": %" PRIu32 ", \"source\": ",
+            ex->dio_offset_align_bytes, ex->dio_mem_align_bytes);
+    json_string (ex->dio_source);
+    printf ("},\n");
+  }
+  else
+    printf (" \"direct_io\": null,\n");
+  printf (" \"probes\": [");
   for (unsigned i = 0; i < rep->nr_probes; i++) {
     printf ("%s\n  {\"name\": ", i ? "," : "");
     json_string (rep->probes[i].name);

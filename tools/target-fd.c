@@ -86,6 +86,11 @@ fd_target_describe (struct target *t, struct target_desc *d)
     .can_flush = true,
     .can_zero = true,
     .multi_conn = true, /* every descriptor sees the same device */
+    .dio_offset_align_bytes = info->offset_align_bytes,
+    .dio_mem_align_bytes = info->mem_align_bytes,
+    .dio_source = info->source == LB_DIO_SOURCE_STATX ? "statx"
+      : info->source == LB_DIO_SOURCE_BLKDEV          ? "logical block"
+                                                      : "st_blksize guess",
   };
   if (info->is_blockdev) {
     uint64_t max_bytes = queue_value (ft->fd, "max_sectors_kb") * 1024;

@@ -24,6 +24,10 @@ struct target_desc {
   bool max_enforced; /* requests above max_bytes must be refused (NBD);
                       * the kernel splits them for a descriptor */
   bool read_only, can_trim, can_zero, can_flush, multi_conn;
+  /* A descriptor's O_DIRECT alignment and where it was learnt; 0 and
+   * NULL for NBD. */
+  uint32_t dio_offset_align_bytes, dio_mem_align_bytes;
+  const char *dio_source;
 };
 
 struct target;

@@ -54,6 +54,8 @@ struct verify_export {
   uint64_t region_offset_bytes;
   uint64_t region_bytes;
   bool read_only, can_trim, can_zero, can_flush, multi_conn;
+  uint32_t dio_offset_align_bytes, dio_mem_align_bytes; /* 0: NBD */
+  const char *dio_source;
 };
 
 /* Run the conformance probes on the first bytes of the region; the write
