@@ -32,7 +32,7 @@ lb_wait
 left=$(leftovers)
 echo "left by the SIGKILLed run:"; echo "$left"
 for what in "loop device: " "mount: /dev/loop" "mount: /dev/fuse" \
-            "process: [0-9]* [^ ]*nbdkit " "process: [0-9]* [^ ]*nbdfuse " \
+            "process: [0-9]* .*nbdkit.* -f -U " "process: [0-9]* [^ ]*nbdfuse " \
             "process: COMMAND" "directory: "; do
     grep -q "^$what" <<<"$left" ||
         fail "the SIGKILLed run left no '$what': nothing to prove"
