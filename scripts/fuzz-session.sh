@@ -61,9 +61,12 @@ build_plugin () {
     rm -rf "$bld" && mkdir -p "$bld" || return 1
     # afl-cc leaves its runtime out of shared objects (it expects an
     # instrumented program), so compile with it and link with clang.
+    # The plugin's sources: its own, and lib/'s convenience libraries it
+    # links (lib/local.mk: libcore, libdisk, libcaps).
     for f in plugins/largeblock/largeblock.c lib/align.c lib/caps.c \
-             lib/disk.c lib/error.c lib/filestore.c lib/geometry.c \
-             lib/params.c lib/ramstore.c lib/slab.c lib/stats.c; do
+             lib/disk.c lib/error.c lib/extents.c lib/filestore.c \
+             lib/geometry.c lib/params.c lib/ramstore.c lib/slab.c \
+             lib/stats.c; do
         objs+=("$bld/$(basename "$f" .c).o")
         AFL_QUIET=1 afl-clang-fast -g -O1 -fPIC -fno-omit-frame-pointer \
             -fsanitize=address,undefined -fno-sanitize-recover=all \
