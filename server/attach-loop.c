@@ -38,7 +38,7 @@ start_nbdfuse (struct run *run, struct disk *d)
   }
   verbose (run, "exposing the export as %s", d->fuse_file);
   d->fuse_started = true;
-  return start_daemon (run, "nbdfuse", argv, d->fuse_pidfile, false,
+  return start_daemon (run->opt.verbose, "nbdfuse", argv, d->fuse_pidfile, false,
                        &d->fuse_pid);
 }
 

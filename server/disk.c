@@ -26,24 +26,19 @@ static int
 start_server (struct run *run, struct disk *d)
 {
   char *argv[8 + 64];
-  int n = 0;
 
   snprintf (d->sock, sizeof d->sock, "%s/disk%d.sock", run->workdir, d->idx);
   snprintf (d->server_pidfile, sizeof d->server_pidfile, "%s/disk%d.pid",
             run->workdir, d->idx);
-  argv[n++] = (char *) run->opt.nbdkit;
-  argv[n++] = "-f";
-  argv[n++] = "-U";
-  argv[n++] = d->sock;
-  argv[n++] = "-P";
-  argv[n++] = d->server_pidfile;
-  argv[n++] = (char *) run->opt.plugin;
-  for (int i = 0; i < run->opt.nr_params && n < 8 + 63; i++)
-    argv[n++] = run->opt.params[i];
-  argv[n] = NULL;
+  if (serve_nbdkit_argv (argv, 8 + 64, run->opt.nbdkit, d->sock,
+                         d->server_pidfile, run->opt.plugin, run->opt.params,
+                         run->opt.nr_params) == -1) {
+    fprintf (stderr, PROG ": too many PARAM=VALUE arguments\n");
+    return -1;
+  }
   verbose (run, "starting %s on %s", run->opt.nbdkit, d->sock);
-  return start_daemon (run, "nbdkit", argv, d->server_pidfile, true,
-                       &d->server_pid);
+  return start_daemon (run->opt.verbose, "nbdkit", argv, d->server_pidfile,
+                       true, &d->server_pid);
 }
 
 static int

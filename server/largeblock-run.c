@@ -29,7 +29,6 @@
 #include <cap-ng.h>
 
 #include "mkfscmd.h"
-#include "params.h"
 #include "proc.h"
 #include "run.h"
 
@@ -43,41 +42,6 @@ usage (FILE *fp)
     "       [--fs-blksize=BYTES] [--mkfs-options=OPTS] [--mount[=DIR]]\n"
     "       [--plugin=PATH] [--verbose] [PARAM=VALUE ...] [-- COMMAND [ARG ...]]\n"
     "       " PROG " --cleanup [--verbose]\n");
-}
-
-static int
-validate_params (struct run *run)
-{
-  struct lb_params p;
-  char err[256] = "out of memory";
-  int r = -1;
-
-  lb_params_init (&p);
-  for (int i = 0; i < run->opt.nr_params; i++) {
-    char *eq = strchr (run->opt.params[i], '=');
-    char *key;
-
-    if (eq == NULL) {
-      fprintf (stderr, PROG ": %s: expected PARAM=VALUE\n",
-               run->opt.params[i]);
-      goto out;
-    }
-    key = strndup (run->opt.params[i], eq - run->opt.params[i]);
-    if (key == NULL || lb_params_set (&p, key, eq + 1, err, sizeof err)) {
-      free (key);
-      fprintf (stderr, "largeblock: %s\n", err);
-      goto out;
-    }
-    free (key);
-  }
-  if (lb_params_finish (&p, &run->geom, err, sizeof err) == -1) {
-    fprintf (stderr, "largeblock: %s\n", err);
-    goto out;
-  }
-  r = 0;
-out:
-  lb_params_free (&p);
-  return r;
 }
 
 /* CAP_SYS_ADMIN: loop setup, FUSE and filesystem mounts. */
@@ -378,7 +342,7 @@ main (int argc, char **argv)
     return 1;
   if (run.opt.cleanup)
     return check_capabilities () == -1 ? 1 : cleanup_dead_runs (&run);
-  if (validate_params (&run) == -1)
+  if (serve_check_params (run.opt.params, run.opt.nr_params, &run.geom) == -1)
     return 1;
   if (resolve_attach_method (&run) == -1 || check_capabilities () == -1)
     return 1;

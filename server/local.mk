@@ -6,7 +6,8 @@ server_largeblock_run_SOURCES = \
 	server/disk.c server/journal.c server/step.c \
 	server/kstate.c server/kstate.h \
 	server/mkfscmd.c server/mkfscmd.h \
-	server/proc.c server/proc.h
+	server/proc.c server/proc.h \
+	server/serve.c server/serve.h
 server_largeblock_run_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server
 server_largeblock_run_CFLAGS = $(AM_CFLAGS) $(CAPNG_CFLAGS)
 server_largeblock_run_LDADD = lib/libdisk.la lib/libcore.la $(CAPNG_LIBS)

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,6 @@
 
 #include "proc.h"
 
-#define PROG "largeblock-run"
 #define STOP_GRACE_MS 1000 /* a set-up helper that outlives its signal */
 #define RESEND_TERM_MS 500 /* a daemon may not listen yet: say it again */
 #define WAKE_MS 200 /* belt and braces: look again at least this often */
@@ -90,21 +90,30 @@ now_ms (void)
 }
 
 /* The one place the program waits, and the only place its signals are
- * delivered: until fd (if >= 0) is readable, timeout_ms (-1: for ever)
- * passed, or a signal (including SIGCHLD) arrived.
+ * delivered: until one of fds[0..nfds) is readable, timeout_ms (-1: for
+ * ever) passed, or a signal (including SIGCHLD) arrived.  Negative fds
+ * are ignored.
  */
 static void
-wait_event (int fd, int timeout_ms)
+wait_events (const int *fds, int nfds, int timeout_ms)
 {
-  struct pollfd pfd = { .fd = fd, .events = POLLIN };
+  struct pollfd pfd[2];
   struct timespec ts, *tsp = NULL;
 
+  for (int i = 0; i < nfds; i++)
+    pfd[i] = (struct pollfd) { .fd = fds[i], .events = POLLIN };
   if (timeout_ms >= 0) {
     ts.tv_sec = timeout_ms / 1000;
     ts.tv_nsec = (timeout_ms % 1000) * 1000000L;
     tsp = &ts;
   }
-  ppoll (fd >= 0 ? &pfd : NULL, fd >= 0 ? 1 : 0, tsp, &while_waiting);
+  ppoll (pfd, nfds, tsp, &while_waiting);
+}
+
+static void
+wait_event (int fd, int timeout_ms)
+{
+  wait_events (&fd, 1, timeout_ms);
 }
 
 void
@@ -141,6 +150,18 @@ proc_poll_until (bool (*done) (void *arg), void *arg, int timeout_ms,
       return 0;
     proc_sleep_ms (interval_ms, interruptible);
   }
+}
+
+/* One line on stderr, after the program's name. */
+static void __attribute__ ((format (printf, 1, 2)))
+complain (const char *fmt, ...)
+{
+  va_list ap;
+
+  fprintf (stderr, "%s: ", program_invocation_short_name);
+  va_start (ap, fmt);
+  vfprintf (stderr, fmt, ap);
+  va_end (ap);
 }
 
 /* ---- spawning ---- */
@@ -195,13 +216,12 @@ exec_child (const struct proc_spec *spec, int out_pipe, int err_pipe)
     /* Lock first: setting the securebits needs CAP_SETPCAP. */
     capng_clear (CAPNG_SELECT_ALL);
     if (capng_lock () != 0 || capng_apply (CAPNG_SELECT_ALL) != 0) {
-      fprintf (stderr, PROG ": cannot drop capabilities for %s\n",
-               spec->argv[0]);
+      complain ("cannot drop capabilities for %s\n", spec->argv[0]);
       _exit (127);
     }
   }
   execvp (spec->argv[0], spec->argv);
-  fprintf (stderr, PROG ": cannot run %s: %m\n", spec->argv[0]);
+  complain ("cannot run %s: %m\n", spec->argv[0]);
   _exit (127);
 }
 
@@ -212,7 +232,7 @@ open_pipe (enum proc_sink sink, int fds[2])
   if (sink != PROC_PIPE)
     return 0;
   if (pipe2 (fds, O_CLOEXEC) == -1) {
-    fprintf (stderr, PROG ": pipe: %m\n");
+    complain ("pipe: %m\n");
     return -1;
   }
   fcntl (fds[0], F_SETFL, O_NONBLOCK);
@@ -249,7 +269,7 @@ proc_spawn (const struct proc_spec *spec, pid_t *pid, int *out_fd, int *err_fd)
   close_fd (&out[1]);
   close_fd (&err[1]);
   if (*pid == -1) {
-    fprintf (stderr, PROG ": fork: %m\n");
+    complain ("fork: %m\n");
     *pid = 0;
     close_fd (&out[0]);
     close_fd (&err[0]);
@@ -333,20 +353,65 @@ pass_on_signal (pid_t pid, enum proc_on_signal on_signal, int sig)
   return now_ms () + PROC_GRACE_MS;
 }
 
-int
-proc_wait (pid_t *pid, enum proc_on_signal on_signal, int fd, char *buf,
-           size_t buflen)
+/* Copy what fd has now to to_fd; false at EOF or error. */
+static bool
+relay (int fd, int to_fd)
 {
-  int64_t kill_at = -1;
+  char chunk[4096];
+  ssize_t n, done;
+
+  for (;;) {
+    n = read (fd, chunk, sizeof chunk);
+    if (n == -1 && errno == EINTR)
+      continue;
+    if (n == -1 && errno == EAGAIN)
+      return true;
+    if (n <= 0)
+      return false;
+    for (ssize_t off = 0; off < n; off += done) {
+      done = write (to_fd, chunk + off, n - off);
+      if (done == -1 && errno == EINTR)
+        done = 0;
+      else if (done == -1)
+        break; /* nobody reads: drop it, but keep the child going */
+    }
+  }
+}
+
+/* What proc_wait and proc_wait_relay share: wait for *pid, draining
+ * fds[0] into buf or relaying fds[i] to our fd i + 1, and treating a
+ * passed deadline (timeout_ms > 0) like a PROC_STOP signal.
+ */
+struct waiting {
+  int fds[2];
+  char *buf;
+  size_t buflen, len;
+  bool relay;
+};
+
+static void
+read_children_output (struct waiting *w)
+{
+  for (int i = 0; i < 2; i++) {
+    if (w->fds[i] < 0)
+      continue;
+    if (w->relay ? !relay (w->fds[i], i + 1)
+                 : !drain (w->fds[i], w->buf, w->buflen, &w->len))
+      close_fd (&w->fds[i]);
+  }
+}
+
+static int
+wait_child (pid_t *pid, enum proc_on_signal on_signal, struct waiting *w,
+            int timeout_ms, bool *timed_out)
+{
+  int64_t kill_at = -1,
+          deadline = timeout_ms > 0 ? now_ms () + timeout_ms : -1;
   int passed_on = 0, status = -1;
-  size_t len = 0;
   pid_t r;
 
-  if (buf && buflen)
-    buf[0] = '\0';
   for (;;) {
-    if (fd >= 0 && !drain (fd, buf, buflen, &len))
-      close_fd (&fd);
+    read_children_output (w);
     r = waitpid (*pid, &status, WNOHANG);
     if (r == *pid || (r == -1 && errno != EINTR))
       break;
@@ -354,18 +419,44 @@ proc_wait (pid_t *pid, enum proc_on_signal on_signal, int fd, char *buf,
       passed_on = caught_signal;
       kill_at = pass_on_signal (*pid, on_signal, passed_on);
     }
+    if (deadline >= 0 && now_ms () >= deadline && !passed_on) {
+      passed_on = SIGTERM;
+      *timed_out = true;
+      kill_at = pass_on_signal (*pid, PROC_STOP, SIGTERM);
+    }
     if (kill_at >= 0 && now_ms () >= kill_at) {
       signal_child (*pid, SIGKILL);
       kill_at = -1;
     }
-    wait_event (fd, WAKE_MS);
+    wait_events (w->fds, 2, WAKE_MS);
   }
-  if (fd >= 0) {
-    drain (fd, buf, buflen, &len); /* what is there; no more waiting */
-    close_fd (&fd);
-  }
+  read_children_output (w); /* what is there; no more waiting */
+  for (int i = 0; i < 2; i++)
+    close_fd (&w->fds[i]);
   *pid = 0;
   return r == -1 ? -1 : status;
+}
+
+int
+proc_wait (pid_t *pid, enum proc_on_signal on_signal, int fd, char *buf,
+           size_t buflen)
+{
+  struct waiting w = { .fds = { fd, -1 }, .buf = buf, .buflen = buflen };
+  bool timed_out = false;
+
+  if (buf && buflen)
+    buf[0] = '\0';
+  return wait_child (pid, on_signal, &w, 0, &timed_out);
+}
+
+int
+proc_wait_relay (pid_t *pid, enum proc_on_signal on_signal, int out_fd,
+                 int err_fd, int timeout_ms, bool *timed_out)
+{
+  struct waiting w = { .fds = { out_fd, err_fd }, .relay = true };
+
+  *timed_out = false;
+  return wait_child (pid, on_signal, &w, timeout_ms, timed_out);
 }
 
 static bool
@@ -385,8 +476,7 @@ proc_stop (const char *what, pid_t *pid)
     if (proc_poll_until (reaped, pid, RESEND_TERM_MS, 10, false))
       return;
   }
-  fprintf (stderr, PROG ": %s (pid %d) ignored SIGTERM, killing it\n", what,
-           (int) *pid);
+  complain ("%s (pid %d) ignored SIGTERM, killing it\n", what, (int) *pid);
   signal_child (*pid, SIGKILL);
   waitpid (*pid, NULL, 0);
   *pid = 0;

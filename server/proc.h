@@ -71,6 +71,15 @@ int proc_spawn (const struct proc_spec *spec, pid_t *pid, int *out_fd,
 int proc_wait (pid_t *pid, enum proc_on_signal on_signal, int fd, char *buf,
                size_t buflen);
 
+/* Wait for *pid like proc_wait, meanwhile copying what it writes to the
+ * pipes out_fd and err_fd (either may be -1) to our stdout and stderr as
+ * it comes; both are closed.  If timeout_ms (> 0) passes first, the
+ * child is stopped as PROC_STOP stops it on SIGTERM, and *timed_out is
+ * set.
+ */
+int proc_wait_relay (pid_t *pid, enum proc_on_signal on_signal, int out_fd,
+                     int err_fd, int timeout_ms, bool *timed_out);
+
 /* Stop a daemon we started: SIGTERM to its process group, repeated in
  * case it was not yet listening, SIGKILL after PROC_GRACE_MS; reaped.
  * Sets *pid = 0.  Signals caught meanwhile do not shorten it.

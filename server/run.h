@@ -20,10 +20,10 @@
 #include <sys/types.h>
 
 #include "geometry.h"
+#include "serve.h"
 
 #define PROG "largeblock-run"
 #define MAX_DISKS 16
-#define START_TIMEOUT_MS 30000
 #define BUSY_RETRIES 25 /* x 200 ms: a busy unmount gets 5 s */
 
 struct options {
@@ -106,14 +106,6 @@ int run_teardown_step (struct run *run, char *const argv[]);
  */
 int run_step_capture (struct run *run, char *const argv[], char *out,
                       size_t outlen);
-
-/* Start a daemon in its own process group and wait until it wrote its
- * pid file.  *pid is recorded at once and stays the running child, or 0
- * if it never started or already exited.  0 when ready; -1 if it failed
- * (said why) or a signal was caught.
- */
-int start_daemon (struct run *run, const char *what, char *const argv[],
-                  const char *pidfile, bool drop_caps, pid_t *pid);
 
 /* Check the kernel's logical block size for dev against the geometry. */
 int check_logical_blksize (const struct run *run, const char *dev);

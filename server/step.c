@@ -9,7 +9,6 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <sys/stat.h>
 
 #include "kstate.h"
 #include "proc.h"
@@ -91,48 +90,6 @@ run_step_capture (struct run *run, char *const argv[], char *out,
   if (proc_spawn (&spec, &pid, &fd, NULL) == -1)
     return -1;
   return proc_wait (&pid, PROC_STOP, fd, out, outlen);
-}
-
-struct daemon_start {
-  const char *pidfile;
-  pid_t *pid;
-  bool died;
-};
-
-static bool
-ready_or_dead (void *arg)
-{
-  struct daemon_start *s = arg;
-  struct stat st;
-
-  if (stat (s->pidfile, &st) == 0 && st.st_size > 0)
-    return true;
-  s->died = proc_reaped (s->pid);
-  return s->died;
-}
-
-int
-start_daemon (struct run *run, const char *what, char *const argv[],
-              const char *pidfile, bool drop_caps, pid_t *pid)
-{
-  struct proc_spec spec = {
-    .argv = argv,
-    .own_group = true,
-    .drop_caps = drop_caps,
-    .out = run->opt.verbose ? PROC_INHERIT : PROC_DEVNULL,
-  };
-  struct daemon_start s = { .pidfile = pidfile, .pid = pid };
-  int r;
-
-  if (proc_spawn (&spec, pid, NULL, NULL) == -1)
-    return -1;
-  r = proc_poll_until (ready_or_dead, &s, START_TIMEOUT_MS, 10, true);
-  if (r == 1 && s.died)
-    fprintf (stderr, PROG ": %s exited before it was ready\n", what);
-  else if (r == 0)
-    fprintf (stderr, PROG ": %s not ready after %d s\n", what,
-             START_TIMEOUT_MS / 1000);
-  return r == 1 && !s.died ? 0 : -1;
 }
 
 int

@@ -10,6 +10,7 @@
 #include <config.h>
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +231,69 @@ never (void *arg)
   return false;
 }
 
+/* Run script with stdout and stderr relayed; our own stdout and stderr
+ * are redirected to files so the test can read what arrived.
+ */
+static int
+relay_status (const char *script, int timeout_ms, bool *timed_out, char *out,
+              char *err, size_t len)
+{
+  char *argv[] = { "/bin/sh", "-c", (char *) script, NULL };
+  struct proc_spec spec = {
+    .argv = argv, .own_group = true, .out = PROC_PIPE, .err = PROC_PIPE
+  };
+  FILE *fo = tmpfile (), *fe = tmpfile ();
+  int saved_out = dup (1), saved_err = dup (2), out_fd, err_fd, status;
+  pid_t pid;
+
+  ck_assert (fo && fe && saved_out >= 0 && saved_err >= 0);
+  ck_assert_int_eq (proc_spawn (&spec, &pid, &out_fd, &err_fd), 0);
+  dup2 (fileno (fo), 1);
+  dup2 (fileno (fe), 2);
+  status = proc_wait_relay (&pid, PROC_STOP, out_fd, err_fd, timeout_ms,
+                            timed_out);
+  dup2 (saved_out, 1);
+  dup2 (saved_err, 2);
+  rewind (fo);
+  rewind (fe);
+  out[fread (out, 1, len - 1, fo)] = '\0';
+  err[fread (err, 1, len - 1, fe)] = '\0';
+  fclose (fo);
+  fclose (fe);
+  return status;
+}
+
+START_TEST (test_relay_streams_both_outputs)
+{
+  char out[64], err[64];
+  bool timed_out = true;
+  int status;
+
+  status = relay_status ("echo out1; echo err1 >&2; echo out2; exit 4", 0,
+                         &timed_out, out, err, sizeof out);
+  ck_assert (WIFEXITED (status));
+  ck_assert_int_eq (WEXITSTATUS (status), 4);
+  ck_assert (!timed_out);
+  ck_assert_str_eq (out, "out1\nout2\n");
+  ck_assert_str_eq (err, "err1\n");
+}
+END_TEST
+
+START_TEST (test_relay_timeout_stops_child)
+{
+  char out[64], err[64];
+  bool timed_out = false;
+  int status;
+
+  status = relay_status ("echo before; exec sleep 30", 300, &timed_out, out,
+                         err, sizeof out);
+  ck_assert (timed_out);
+  ck_assert (WIFSIGNALED (status));
+  ck_assert_int_eq (WTERMSIG (status), SIGTERM);
+  ck_assert_str_eq (out, "before\n");
+}
+END_TEST
+
 START_TEST (test_poll_until)
 {
   polls = 0;
@@ -285,6 +349,8 @@ proc_suite (void)
   tcase_add_test (tc, test_poll_until);
   tcase_add_test (tc, test_poll_until_interrupted);
   tcase_add_test (tc, test_in_path);
+  tcase_add_test (tc, test_relay_streams_both_outputs);
+  tcase_add_test (tc, test_relay_timeout_stops_child);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -1,0 +1,39 @@
+/* largeblock-run and largeblock-vm: what both do to serve a disk --
+ * check the PARAM=VALUE list the way the plugin will, and start a
+ * daemon (nbdkit, nbdfuse) and wait until it is ready.
+ *
+ * No state of its own; children are started and waited for through
+ * proc.h, so its signal rules apply.
+ */
+#ifndef LARGEBLOCK_RUN_SERVE_H
+#define LARGEBLOCK_RUN_SERVE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "geometry.h"
+
+#define START_TIMEOUT_MS 30000
+
+/* Check params[0..n) with the plugin's own rules and messages, filling
+ * *geom.  0, or -1 after printing one line.
+ */
+int serve_check_params (char *const *params, int n, struct lb_geometry *geom);
+
+/* argv for "nbdkit -f -U SOCK -P PIDFILE PLUGIN PARAMS...", in argv
+ * (room for max entries including the NULL); -1 if it does not fit.
+ */
+int serve_nbdkit_argv (char **argv, int max, const char *nbdkit,
+                       const char *sock, const char *pidfile,
+                       const char *plugin, char *const *params, int n);
+
+/* Start a daemon in its own process group and wait until it wrote its
+ * pid file.  *pid is recorded at once and stays the running child, or 0
+ * if it never started or already exited.  Its stdout is shown only when
+ * verbose.  0 when ready; -1 if it failed (said why) or a signal was
+ * caught.
+ */
+int start_daemon (bool verbose, const char *what, char *const argv[],
+                  const char *pidfile, bool drop_caps, pid_t *pid);
+
+#endif /* LARGEBLOCK_RUN_SERVE_H */
