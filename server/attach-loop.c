@@ -38,8 +38,8 @@ start_nbdfuse (struct run *run, struct disk *d)
   }
   verbose (run, "exposing the export as %s", d->fuse_file);
   d->fuse_started = true;
-  return start_daemon (run->opt.verbose, "nbdfuse", argv, d->fuse_pidfile, false,
-                       &d->fuse_pid);
+  return start_daemon (run->opt.verbose, "nbdfuse", argv, d->fuse_pidfile,
+                       false, &d->fuse_pid);
 }
 
 static int
