@@ -12,6 +12,8 @@ packages=(
   e2fsprogs btrfs-progs libcap2-bin nbd-client
   # hardening (docs/testing.md): valgrind, libFuzzer, AFL++ (session fuzzer)
   valgrind clang afl++
+  # largeblock-vm and make check-vm: guests under QEMU
+  qemu-system-x86 busybox-static socat kmod xz-utils cpio
   # the C layout check (scripts/check-format.sh)
   clang-format
 )

@@ -1,0 +1,203 @@
+/* largeblock-vm: the guest's kernel -- the user's own build
+ * (--kernel, --modules), a Debian kernel package (--kernel-deb), or by
+ * default Debian's 6.12 cloud kernel, fetched once into a cache
+ * directory.  The file work is largeblock-vm-helper's; this file
+ * decides what to ask of it and checks the answers.
+ */
+#include <config.h>
+
+#define _GNU_SOURCE 1
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proc.h"
+#include "vm.h"
+
+/* Next to our own executable (a build tree), else where make install
+ * put it.
+ */
+int
+vm_find_own_file (const char *name, char *path, size_t len)
+{
+  char exe[PATH_MAX];
+  ssize_t n = readlink ("/proc/self/exe", exe, sizeof exe - 1);
+  char *slash;
+
+  if (n > 0) {
+    exe[n] = '\0';
+    slash = strrchr (exe, '/');
+    if (slash) {
+      *slash = '\0';
+      snprintf (path, len, "%s/%s", exe, name);
+      if (access (path, R_OK) == 0)
+        return 0;
+    }
+  }
+  snprintf (path, len, "%s/%s", LARGEBLOCK_PKGLIBEXECDIR, name);
+  return access (path, R_OK) == 0 ? 0 : -1;
+}
+
+int
+vm_run_helper (const struct vm *vm, char *const args[], char *out,
+               size_t outlen)
+{
+  char helper[PATH_MAX], how[64];
+  char *argv[80];
+  struct proc_spec spec = { .argv = argv,
+                            .own_group = true,
+                            .out = outlen ? PROC_PIPE : PROC_DEVNULL };
+  int fd = -1, status, n = 0;
+  pid_t pid;
+
+  if (vm_find_own_file ("largeblock-vm-helper", helper, sizeof helper) == -1) {
+    fprintf (stderr, VM_PROG ": cannot find largeblock-vm-helper in %s\n",
+             LARGEBLOCK_PKGLIBEXECDIR);
+    return -1;
+  }
+  argv[n++] = helper;
+  for (int i = 0; args[i] && n < 79; i++)
+    argv[n++] = args[i];
+  argv[n] = NULL;
+  vm_verbose (vm, "running largeblock-vm-helper %s", args[0]);
+  if (proc_spawn (&spec, &pid, outlen ? &fd : NULL, NULL) == -1)
+    return -1;
+  status = proc_wait (&pid, PROC_STOP, fd, out, outlen);
+  if (proc_exited_zero (status))
+    return 0;
+  if (status != -1 && !proc_caught_signal () &&
+      !(WIFEXITED (status) && WEXITSTATUS (status) == 1))
+    fprintf (stderr, VM_PROG ": largeblock-vm-helper %s %s\n", args[0],
+             proc_status_text (status, how, sizeof how));
+  return -1;
+}
+
+/* DIR itself when it holds modules, else its only lib/modules/VERSION. */
+static int
+find_module_dir (const char *dir, const char *what, char *moddir, size_t len)
+{
+  char path[PATH_MAX];
+  struct dirent *e;
+  DIR *d;
+  int found = 0;
+
+  snprintf (path, sizeof path, "%s/kernel", dir);
+  if (access (path, R_OK) == 0) {
+    snprintf (moddir, len, "%s", dir);
+    return 0;
+  }
+  snprintf (path, sizeof path, "%s/lib/modules", dir);
+  d = opendir (path);
+  while (d && (e = readdir (d)) != NULL) {
+    if (e->d_name[0] == '.')
+      continue;
+    if (snprintf (moddir, len, "%s/%s", path, e->d_name) < (int) len)
+      found++;
+  }
+  if (d)
+    closedir (d);
+  if (found == 1)
+    return 0;
+  fprintf (stderr,
+           VM_PROG ": %s=%s: expected a lib/modules/VERSION directory "
+                   "(or a tree holding exactly one), found %d\n",
+           what, dir, found);
+  return -1;
+}
+
+/* The kernel image inside an unpacked Debian package. */
+static int
+find_boot_image (const char *tree, char *image, size_t len)
+{
+  char boot[PATH_MAX];
+  struct dirent *e;
+  DIR *d;
+
+  snprintf (boot, sizeof boot, "%s/boot", tree);
+  d = opendir (boot);
+  image[0] = '\0';
+  while (d && (e = readdir (d)) != NULL)
+    if (strncmp (e->d_name, "vmlinuz-", 8) == 0 &&
+        snprintf (image, len, "%s/%s", boot, e->d_name) >= (int) len)
+      image[0] = '\0';
+  if (d)
+    closedir (d);
+  if (image[0])
+    return 0;
+  fprintf (stderr, VM_PROG ": %s: no boot/vmlinuz-* in the package\n", tree);
+  return -1;
+}
+
+static int
+use_package_tree (struct vm *vm, const char *tree, const char *what)
+{
+  if (find_boot_image (tree, vm->kernel, sizeof vm->kernel) == -1)
+    return -1;
+  return find_module_dir (tree, what, vm->moddir, sizeof vm->moddir);
+}
+
+void
+vm_cache_dir (char *dir, size_t len)
+{
+  const char *xdg = getenv ("XDG_CACHE_HOME"), *home = getenv ("HOME");
+
+  if (getenv ("LARGEBLOCK_VM_CACHE"))
+    snprintf (dir, len, "%s", getenv ("LARGEBLOCK_VM_CACHE"));
+  else if (xdg && *xdg)
+    snprintf (dir, len, "%s/largeblock-vm", xdg);
+  else
+    snprintf (dir, len, "%s/.cache/largeblock-vm", home ? home : "/tmp");
+}
+
+static int
+fetch_default_kernel (struct vm *vm)
+{
+  char dir[PATH_MAX], tree[PATH_MAX];
+  char *args[] = { "fetch-kernel", dir, NULL };
+  size_t n;
+
+  vm_cache_dir (dir, sizeof dir);
+  vm_verbose (vm, "kernel: Debian's 6.12 cloud kernel, cached in %s", dir);
+  if (vm_run_helper (vm, args, tree, sizeof tree) == -1)
+    return -1;
+  n = strlen (tree);
+  while (n && tree[n - 1] == '\n')
+    tree[--n] = '\0';
+  return use_package_tree (vm, tree, "the cached kernel");
+}
+
+static int
+unpack_kernel_deb (struct vm *vm)
+{
+  char tree[PATH_MAX];
+  char *args[] = { "unpack-deb", (char *) vm->opt.kernel_deb, tree, NULL };
+
+  snprintf (tree, sizeof tree, "%s/kernel", vm->workdir);
+  if (vm_run_helper (vm, args, NULL, 0) == -1)
+    return -1;
+  return use_package_tree (vm, tree, "--kernel-deb");
+}
+
+int
+vm_find_kernel (struct vm *vm)
+{
+  if (vm->opt.kernel_deb)
+    return unpack_kernel_deb (vm);
+  if (!vm->opt.kernel)
+    return fetch_default_kernel (vm);
+  if (access (vm->opt.kernel, R_OK) == -1) {
+    fprintf (stderr, VM_PROG ": --kernel=%s: cannot read it: %m\n",
+             vm->opt.kernel);
+    return -1;
+  }
+  snprintf (vm->kernel, sizeof vm->kernel, "%s", vm->opt.kernel);
+  vm->moddir[0] = '\0';
+  if (vm->opt.modules)
+    return find_module_dir (vm->opt.modules, "--modules", vm->moddir,
+                            sizeof vm->moddir);
+  return 0;
+}
