@@ -53,6 +53,10 @@ if [ "${LB_HARDEN:-0}" = 1 ]; then
   harden soak - make soak SOAK_SECONDS=60
 fi
 
+# Always: make check-vm boots guest kernels under QEMU (largeblock-vm,
+# docs/vm-testing.md); counted like the hardening checks.
+harden check-vm test-suite-vm.log make check-vm
+
 make -j"$(nproc)" check
 status=$?
 

@@ -53,6 +53,26 @@ fail () { echo "FAIL: $*" >&2; exit 1; }
 skip () { echo "SKIP: $*"; exit 77; }
 requires () { command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"; }
 
+# check_pod POD: podchecker finds neither errors nor warnings in POD.
+check_pod () {
+    [ -n "${PODCHECKER:-}" ] && [ -x "$PODCHECKER" ] || requires podchecker
+    "${PODCHECKER:-podchecker}" -warnings -warnings "$1" >"$tmpdir/pc" 2>&1 ||
+        { cat "$tmpdir/pc"; fail "podchecker found errors in $1"; }
+    ! grep -q WARNING "$tmpdir/pc" || { cat "$tmpdir/pc"; fail "podchecker warnings in $1"; }
+}
+
+# check_pod_items POD HELP MIN: every long option HELP (a --help output
+# file) names, at least MIN of them, is an =item of POD; prints them.
+check_pod_items () {
+    local pod=$1 options o
+    options=$(grep -o -- '--[a-z][a-z-]*' "$2" | sort -u)
+    [ "$(echo "$options" | wc -w)" -ge "$3" ] || fail "too few options: $options"
+    for o in $options; do
+        grep -qE "^=item B<$o(=|>)" "$pod" || fail "option $o is not an =item in $pod"
+    done
+    echo $options
+}
+
 # A private directory removed on exit (last, after every cleanup_fn).
 tmpdir=$(mktemp -d "${TMPDIR:-/tmp}/lbtest.XXXXXX")
 

@@ -1,0 +1,98 @@
+# largeblock-vm: helpers for the make check-vm tests (sourced after
+# functions.sh).  They boot real guest kernels under QEMU (TCG where KVM
+# cannot boot them), so they skip only where QEMU is not installed, never
+# for a missing or unusable /dev/kvm.  The guest kernel is Debian's 6.12
+# cloud kernel that largeblock-vm fetches once into its cache.
+
+requires qemu-system-x86_64
+requires busybox
+requires socat
+requires nbd-client
+
+LARGEBLOCK_VM="$abs_top_builddir/server/largeblock-vm"
+export TMPDIR="$tmpdir"     # largeblock-vm's private directory goes here
+# The project's programs go into the guest from here.
+export PATH="$abs_top_builddir/tools:$abs_top_builddir/server:$PATH"
+
+vm_out="$tmpdir/vm.out"
+vm_err="$tmpdir/vm.err"
+
+# lbvm ARGS...: run largeblock-vm with a 300 s guard; stdout and stderr
+# are kept in $vm_out and $vm_err and echoed.  Sets $rc.
+lbvm () {
+    rc=0
+    timeout 300 "$LARGEBLOCK_VM" "$@" >"$vm_out" 2>"$vm_err" || rc=$?
+    cat "$vm_out"
+    cat "$vm_err" >&2
+}
+
+# expect_out TEXT / expect_err TEXT: the last run printed a line TEXT
+# (stdout), or a message containing TEXT (stderr).
+expect_out () { grep -qxF -- "$1" "$vm_out" || fail "expected on stdout: $1"; }
+expect_err () { grep -qF -- "$1" "$vm_err" || fail "expected message: $1"; }
+
+# vm_assert_nothing_left: no QEMU or nbdkit of ours runs (their command
+# lines name the private directory) and the directory is gone.
+vm_assert_nothing_left () {
+    if pgrep -f -- "$tmpdir/largeblock-vm" >/dev/null; then
+        pgrep -af -- "$tmpdir/largeblock-vm" >&2
+        fail "a process largeblock-vm started (qemu or nbdkit) remains"
+    fi
+    if ls -d "$tmpdir"/largeblock-vm.* 2>/dev/null; then
+        fail "largeblock-vm's private directory remains"
+    fi
+}
+
+# If a test fails half-way: stop what a leak check would flag (only
+# processes whose command line names our private directory).
+_vm_emergency_cleanup () {
+    pkill -KILL -f -- "$tmpdir/largeblock-vm" 2>/dev/null || :
+}
+cleanup_fn _vm_emergency_cleanup
+
+# signal_vm_during SIG READY ARGS...: start largeblock-vm ARGS..., wait
+# until READY exists (a file a slow-tool.sh wrapper creates) or, when
+# READY is "stdout:TEXT", until the guest printed the line TEXT, then
+# send it SIG.  Output as lbvm; sets $rc.
+signal_vm_during () {
+    local sig=$1 ready=$2 i; shift 2
+    [ "${ready#stdout:}" != "$ready" ] || rm -f "$ready"
+    "$LARGEBLOCK_VM" "$@" >"$vm_out" 2>"$vm_err" &
+    local pid=$!
+    for (( i=0; i<2400; i++ )); do
+        if [ "${ready#stdout:}" != "$ready" ]; then
+            grep -qxF -- "${ready#stdout:}" "$vm_out" && break
+        elif [ -e "$ready" ]; then break
+        fi
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    kill -0 "$pid" 2>/dev/null || { cat "$vm_err" >&2; fail "largeblock-vm ended before the point to signal"; }
+    [ $i -lt 2400 ] || fail "never reached the point to signal"
+    kill "-$sig" "$pid"
+    rc=0; wait "$pid" || rc=$?
+    cat "$vm_out"; cat "$vm_err" >&2
+}
+
+# vm_xfs_roundtrip ATTACH GEOMETRY PARAM=VALUE...: run vm-xfs-roundtrip.sh
+# in a guest; it must see GEOMETRY ("logical physical") and keep its data,
+# and the server must have seen reads and writes, none misaligned, no
+# error.
+vm_xfs_roundtrip () {
+    local attach=$1 geometry=$2; shift 2
+    lbvm --attach="$attach" "$@" statsfile="$tmpdir/stats.json" -- \
+         "$(cat "$abs_top_srcdir/tests/vm-xfs-roundtrip.sh")"
+    [ "$rc" -eq 0 ] || fail "largeblock-vm --attach=$attach exited with $rc"
+    expect_out "geometry $geometry"
+    expect_out "data intact"
+    vm_assert_nothing_left
+    "$PYTHON_NBD" - "$tmpdir/stats.json" <<'PY' || fail "server statistics"
+import json, sys
+s = json.load(open(sys.argv[1]))
+bad = {k: v for k in ("misaligned", "errors") for v in [s[k]] if any(v.values())}
+assert not bad, bad
+assert s["requests"]["write"] > 0 and s["requests"]["read"] > 0, s["requests"]
+print("server: %d writes, %d reads, 0 misaligned, 0 errors"
+      % (s["requests"]["write"], s["requests"]["read"]))
+PY
+}

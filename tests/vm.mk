@@ -1,0 +1,20 @@
+# ---- make check-vm: guest kernels under QEMU (server/largeblock-vm) ----
+# Not part of make check: each test boots guests (TCG where KVM cannot
+# boot them), about 2 minutes in all.  Its own log, test-suite-vm.log.
+vm_tests = \
+	tests/test-vm-virtio-xfs.sh \
+	tests/test-vm-nbd.sh \
+	tests/test-vm-refuses-16k.sh \
+	tests/test-vm-largeblock-run-in-guest.sh \
+	tests/test-vm-bad-inputs.sh \
+	tests/test-vm-signals.sh
+EXTRA_DIST += $(vm_tests) tests/vm-functions.sh tests/vm-xfs-roundtrip.sh
+
+# Boots nothing: part of the plain make check.
+TESTS += tests/test-vm-docs-cover-every-option.sh
+EXTRA_DIST += tests/test-vm-docs-cover-every-option.sh
+
+check-vm: all
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(vm_tests)' \
+	  TEST_SUITE_LOG=test-suite-vm.log
+.PHONY: check-vm
