@@ -31,20 +31,23 @@
  *
  * Memory limit: a write first counts the folios it will create and charges
  * them all at once; if that exceeds the limit it fails with ENOSPC before
- * touching anything.  (Only a trim racing the same write can make the
- * write need more than it charged; then it charges one folio at a time and
- * may stop part-way with ENOSPC, which overlapping concurrent requests
- * allow.)
+ * touching anything -- unless only other writes' reservations are in the
+ * way (two writes to one absent folio both reserve it), then it retries. (Only
+ * a trim racing the same write can make the write need more than it charged;
+ * then it charges one folio at a time and may stop part-way with ENOSPC, which
+ * overlapping concurrent requests allow.)
  */
 #include <config.h>
 
 #include <assert.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "extents.h"
 #include "ramstore.h"
@@ -241,7 +244,7 @@ static void
 note_allocated (struct ramstore *rs)
 {
   uint64_t now = atomic_fetch_add_explicit (&rs->allocated, 1,
-                                            memory_order_relaxed) +
+                                            memory_order_release) +
     1;
   uint64_t peak = atomic_load_explicit (&rs->peak, memory_order_relaxed);
 
@@ -446,23 +449,60 @@ count_absent_group (struct ramstore *rs, const struct group_span *gs,
   return 0;
 }
 
-/* Charge, in one step, every folio the write will have to create. */
+/* Charge, in one step, every folio the write will have to create.
+ *
+ * The charge also holds the reservations of writes in flight, and two
+ * writes to one absent folio both reserve it although only one will
+ * create it.  So a refused charge is final only when the folios that
+ * exist plus those this write still needs are over the limit; otherwise
+ * other writes' reservations are in the way, and they drop them (or turn
+ * them into folios) as soon as they finish: wait a little and retry.
+ */
+static bool
+over_limit_without_reservations (struct ramstore *rs, uint64_t offset,
+                                 uint64_t count)
+{
+  /* Read the existing folios first and count the absent ones after.  A
+   * folio is counted only once its slot is published (release), so one
+   * counted here is never also absent; one created in between is in
+   * neither count, which errs towards retrying, never towards a false
+   * ENOSPC.
+   */
+  uint64_t allocated = atomic_load_explicit (&rs->allocated,
+                                             memory_order_acquire);
+  uint64_t absent = 0;
+
+  for_each_group (rs, offset, count, count_absent_group, &absent);
+  return allocated + absent > rs->limit_folios;
+}
+
+#define RESERVE_SPINS 100    /* sched_yield first: reservations are brief */
+#define RESERVE_SLEEPS 10000 /* then 100 us naps, about 1 s in all */
+
 static int
 reserve_for_write (struct ramstore *rs, uint64_t offset, uint64_t count,
                    struct write_state *ws)
 {
-  uint64_t absent = 0;
-
   ws->reserved = 0;
   if (rs->limit_folios == 0)
     return 0;
-  for_each_group (rs, offset, count, count_absent_group, &absent);
-  if (!charge (rs, absent)) {
-    errno = ENOSPC;
-    return -1;
+  for (unsigned tries = 0; tries < RESERVE_SPINS + RESERVE_SLEEPS; tries++) {
+    uint64_t absent = 0;
+
+    for_each_group (rs, offset, count, count_absent_group, &absent);
+    if (charge (rs, absent)) {
+      ws->reserved = absent;
+      return 0;
+    }
+    if (over_limit_without_reservations (rs, offset, count))
+      break;
+    if (tries < RESERVE_SPINS)
+      sched_yield ();
+    else
+      nanosleep (&(struct timespec) { .tv_nsec = 100 * 1000 }, NULL);
   }
-  ws->reserved = absent;
-  return 0;
+  errno = ENOSPC;
+  return -1;
 }
 
 /* A folio for an empty slot: from the reservation, else charged now. */
@@ -483,7 +523,6 @@ new_folio_locked (struct ramstore *rs, struct stripe *st,
     uncharge (rs, 1);
     return NULL;
   }
-  note_allocated (rs);
   return folio;
 }
 
@@ -508,6 +547,7 @@ write_group (struct ramstore *rs, const struct group_span *gs, void *opaque)
         break;
       }
       atomic_store_explicit (&slots[i], folio, memory_order_release);
+      note_allocated (rs); /* after the slot: see reserve_for_write */
     }
     if (ws->src)
       memcpy (folio + in_folio, ws->src + gs->done + pos, len);

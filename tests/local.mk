@@ -138,6 +138,7 @@ integration_tests += \
 	tests/test-protocol-abuse.py \
 	tests/test-capabilities-dropped.sh \
 	tests/test-memory-limit-concurrent.py \
+	tests/test-memory-limit-same-folio-no-enospc.py \
 	tests/test-alloc-failure-enomem.py \
 	tests/test-fuzz-corpus-replay.sh \
 	tests/test-fuzz-session-replay.sh
