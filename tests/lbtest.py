@@ -29,6 +29,10 @@ if not PLUGIN or not os.path.exists(PLUGIN):
              "run through 'make check'")
 
 
+# x86_64 ASan's shadow memory and its gap (compiler-rt asan_mapping.h).
+ASAN_SHADOW_START, ASAN_SHADOW_END = 0x7fff8000, 0x10007fff8000
+
+
 def skip(reason):
     print("SKIP:", reason)
     sys.exit(77)
@@ -86,11 +90,31 @@ class Server:
         return self.proc.poll() is None
 
     def rss_kib(self):
-        with open("/proc/%d/status" % self.pid) as f:
+        """The server's resident memory in KiB, without ASan's shadow.
+
+        ASan keeps one shadow byte per 8 bytes the program touched, and
+        madvise(MADV_DONTNEED) on the program's memory does not release
+        that shadow: after 128 MiB written and trimmed, 16 MiB of shadow
+        stays resident although the plugin gave every byte back.  So
+        under an ASan build (NBDKIT_PRELOAD names libasan) the shadow's
+        mappings are left out; elsewhere this is VmRSS.
+        """
+        if "libasan" not in os.environ.get("NBDKIT_PRELOAD", ""):
+            with open("/proc/%d/status" % self.pid) as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1])
+            raise RuntimeError("no VmRSS")
+        total, in_shadow = 0, False
+        with open("/proc/%d/smaps" % self.pid) as f:
             for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        raise RuntimeError("no VmRSS")
+                field = line.split()
+                if re.match(r"^[0-9a-f]+-[0-9a-f]+$", field[0]):
+                    lo, hi = (int(x, 16) for x in field[0].split("-"))
+                    in_shadow = lo < ASAN_SHADOW_END and hi > ASAN_SHADOW_START
+                elif field[0] == "Rss:" and not in_shadow:
+                    total += int(field[1])
+        return total
 
     def connect(self, strict=False):
         h = nbd.NBD()

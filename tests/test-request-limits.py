@@ -48,11 +48,6 @@ MAX_REQUEST = 32 * MiB          # the default
 # requests of CHUNK bytes may keep up to 16 * CHUNK resident; plus index
 # nodes and slack.
 RSS_SLACK_KIB = 8 * 1024
-# Under ASan (NBDKIT_PRELOAD) the server's RSS after the big trim stayed
-# 18 MiB above the baseline once the trim gave memory back in runs, while
-# the plain and valgrind runs release it all; until that is understood
-# the RSS checks only report there.
-RSS_CHECKED = not os.environ.get("NBDKIT_PRELOAD")
 
 
 def sample_offsets(end):
@@ -101,12 +96,9 @@ def check_released(s, h, tail, base_kib, what):
     assert got[cut:] == tail[cut:], \
         "%s: the part of the last folio beyond the range changed" % what
     rss = s.rss_kib()
-    assert rss <= base_kib + RSS_SLACK_KIB or not RSS_CHECKED, \
+    assert rss <= base_kib + RSS_SLACK_KIB, \
         "%s: RSS %d KiB, baseline %d KiB: the memory was not released" % (
             what, rss, base_kib)
-    if rss > base_kib + RSS_SLACK_KIB:
-        print("note: %s: RSS %d KiB, baseline %d KiB (sanitizer build: not "
-              "checked)" % (what, rss, base_kib))
 
 
 def big_range_release(s, h):
@@ -119,7 +111,7 @@ def big_range_release(s, h):
     for name, op in (("trim", h.trim), ("zero", h.zero)):
         op(BIG, 0)
         rss = s.rss_kib()
-        assert rss <= base + RSS_SLACK_KIB or not RSS_CHECKED, \
+        assert rss <= base + RSS_SLACK_KIB, \
             "%s of 4G-4k on an empty disk: RSS %d KiB, baseline %d KiB" % (
                 name, rss, base)
         assert_zeros(h, sample_offsets(BIG), BIG,
