@@ -22,7 +22,8 @@ tests_unit_check_lib_SOURCES = \
 	tests/unit/check-pattern.c \
 	tests/unit/check-ramstore.c \
 	tests/unit/check-slab.c \
-	tests/unit/check-stats.c
+	tests/unit/check-stats.c \
+	tests/unit/check-wcache.c
 tests_unit_check_lib_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_lib_LDADD = lib/libdisk.la lib/libpattern.la \
 	lib/libalignedio.la lib/libcore.la $(CHECK_LIBS)
