@@ -27,7 +27,8 @@ lib_libdisk_la_SOURCES = \
 	lib/stats.c lib/stats.h \
 	lib/store.h \
 	lib/prng.h \
-	lib/wcache.c lib/wcache.h
+	lib/wcache.c lib/wcache.h \
+	lib/cutfifo.c lib/cutfifo.h
 
 # Least privilege: dropping capabilities after start-up (libcap-ng).
 # The plugin.

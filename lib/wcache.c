@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
 #include "prng.h"
 #include "wcache.h"
 
@@ -339,9 +340,13 @@ is_stale (const struct view *v)
     v->gen != atomic_load_explicit (&v->wc->gen, memory_order_acquire);
 }
 
+/* EIO, marked as the power cut's (lb_take_fault), so callers need not
+ * log every request of a dead connection.
+ */
 static int
 stale_error (void)
 {
+  lb_set_fault (LB_FAULT_POWER_CUT);
   errno = EIO;
   return -1;
 }
@@ -869,6 +874,8 @@ lb_wcache_cut (struct lb_store *cache, struct lb_cut_report *r)
     unlock (&wc->stripes[i]);
   pthread_mutex_unlock (&wc->cut_lock);
   free (tmp);
+  if (wc->cfg.on_cut)
+    wc->cfg.on_cut (r, wc->cfg.opaque);
   if (ret == -1)
     errno = EIO;
   return ret;
@@ -939,7 +946,12 @@ lb_wcache_write_json (FILE *fp, struct lb_store *cache, const char *indent)
            indent, st.total.cut, st.total.blocks_kept, st.total.blocks_lost,
            st.total.blocks_torn, indent, st.total.logical_kept,
            st.total.logical_lost, indent);
-  return ferror (fp) ? -1 : 0;
+  if (ferror (fp)) {
+    if (errno == 0)
+      errno = EIO;
+    return -1;
+  }
+  return 0;
 }
 
 /* ---- creation ---- */

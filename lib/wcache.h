@@ -53,11 +53,18 @@ enum lb_cut_mode {
 /* "lose", "atomic", "torn". */
 const char *lb_cut_mode_name (enum lb_cut_mode mode);
 
+struct lb_cut_report;
+
 struct lb_wcache_config {
   enum lb_cut_mode mode;
   uint64_t seed;
-  uint64_t cache_bytes; /* > 0, at least lb_wcache_min_bytes (geometry) */
+  uint64_t cache_bytes; /* at least lb_wcache_min_bytes (geometry) */
   uint64_t cut_after;   /* 0: never; else cut after the Nth write/trim/zero */
+  /* Optional: called after every cut (whoever made it), with no lock
+   * held, from the thread that cut.
+   */
+  void (*on_cut) (const struct lb_cut_report *r, void *opaque);
+  void *opaque;
 };
 
 /* What one cut did, or (summed) every cut so far.  Blocks are physical
@@ -115,7 +122,9 @@ void lb_wcache_get_stats (struct lb_store *cache, struct lb_wcache_stats *st);
 void lb_cut_report_format (const struct lb_cut_report *r, enum lb_cut_mode m,
                            char *buf, size_t len);
 
-/* The statistics as a JSON object (no trailing newline), for statsfile. */
+/* The statistics as a JSON object (no trailing newline), for statsfile.
+ * Returns 0, or -1 with errno from stdio.
+ */
 int lb_wcache_write_json (FILE *fp, struct lb_store *cache,
                           const char *indent);
 
