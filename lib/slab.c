@@ -3,7 +3,8 @@
  *
  * Layout: arenas are anonymous mappings aligned to the huge page size, of
  * max(2 MiB, folio) bytes, carved into folios from a bump pointer; freed
- * folios go on a stack and are reused first.  The stack's capacity always
+ * folios go on a stack and are reused first, in address order within a
+ * freed run.  The stack's capacity always
  * covers every slot carved, so freeing never allocates and never fails.
  *
  * Folios of a page or more: freeing is one madvise(MADV_DONTNEED); the
@@ -210,13 +211,19 @@ lb_slab_free_run (struct lb_slab *s, void *first, size_t nr)
 
   assert (s->nr_free + nr <= s->free_capacity);
   if (is_sub_page (s)) {
-    for (size_t i = 0; i < nr; i++)
-      lb_slab_free (s, folio + i * s->folio_bytes);
+    for (size_t i = nr; i > 0; i--) /* highest first: see below */
+      lb_slab_free (s, folio + (i - 1) * s->folio_bytes);
     return;
   }
   madvise (folio, nr * s->folio_bytes, MADV_DONTNEED);
-  for (size_t i = 0; i < nr; i++)
-    s->free_slots[s->nr_free++] = folio + i * s->folio_bytes;
+  /* Pushed highest first, so the stack hands the run out again in address
+   * order: a range written after this trim gets neighbouring folios in
+   * ascending order, and its own trim can free them as one run again.
+   * (Pushed lowest first, every later run would come back reversed and a
+   * trim would pay one madvise per folio.)
+   */
+  for (size_t i = nr; i > 0; i--)
+    s->free_slots[s->nr_free++] = folio + (i - 1) * s->folio_bytes;
 }
 
 void

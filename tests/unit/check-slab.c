@@ -3,7 +3,8 @@
  * Proves that folios come back zero-filled (fresh and reused), that a
  * freed folio's memory really leaves the process (mincore says its pages
  * are no longer resident), that sub-page folios give their page back only
- * when the page's last folio goes, and that many arenas work.
+ * when the page's last folio goes, that many arenas work, and that a
+ * freed run is handed out again in address order.
  */
 #include <config.h>
 
@@ -170,6 +171,33 @@ START_TEST (test_huge_folios_are_aligned)
 }
 END_TEST
 
+/* A run freed in one piece comes back in address order, so a range
+ * written again after a trim gets neighbouring folios and its next trim
+ * can free them as one run (reversed, every folio was its own madvise).
+ */
+START_TEST (test_freed_run_is_reused_in_address_order)
+{
+  struct lb_slab s;
+  size_t bytes = folio_sizes[_i];
+  enum { NR = 8 };
+  char *first, *again;
+
+  lb_slab_init (&s, bytes);
+  if (s.slots_per_arena < NR)
+    return; /* one folio per arena: no neighbours to keep */
+  first = lb_slab_alloc (&s);
+  ck_assert_ptr_nonnull (first);
+  for (size_t i = 1; i < NR; i++)
+    ck_assert_ptr_eq (lb_slab_alloc (&s), first + i * bytes);
+  lb_slab_free_run (&s, first, NR);
+  for (size_t i = 0; i < NR; i++) {
+    again = lb_slab_alloc (&s);
+    ck_assert_ptr_eq (again, first + i * bytes);
+  }
+  lb_slab_destroy (&s);
+}
+END_TEST
+
 Suite *
 slab_suite (void)
 {
@@ -184,6 +212,8 @@ slab_suite (void)
                        NR_SIZES);
   tcase_add_loop_test (tc, test_many_arenas_distinct_folios, 0, NR_SIZES);
   tcase_add_loop_test (tc, test_huge_folios_are_aligned, 0, NR_SIZES);
+  tcase_add_loop_test (tc, test_freed_run_is_reused_in_address_order, 0,
+                       NR_SIZES);
   suite_add_tcase (s, tc);
   return s;
 }
