@@ -87,6 +87,7 @@ integration_tests += \
 	tests/test-memory-limit.py \
 	tests/test-statsfile.py \
 	tests/test-power-cut.py \
+	tests/test-power-cut-stress.py \
 	tests/test-request-limits.py \
 	tests/test-stress-multiconn.py \
 	tests/test-qemu-io.sh \
