@@ -881,6 +881,12 @@ lb_wcache_cut (struct lb_store *cache, struct lb_cut_report *r)
   return ret;
 }
 
+int
+lb_wcache_check_power (struct lb_store *conn)
+{
+  return is_stale (to_view (conn)) ? stale_error () : 0;
+}
+
 uint64_t
 lb_wcache_generation (struct lb_store *cache)
 {

@@ -111,6 +111,12 @@ struct lb_store *lb_wcache_connect (struct lb_store *cache);
  */
 int lb_wcache_cut (struct lb_store *cache, struct lb_cut_report *r);
 
+/* For requests that touch no data (NBD_CMD_CACHE): 0 while conn's power
+ * generation is current, else -1 with errno = EIO, as its data requests
+ * would fail after a cut.
+ */
+int lb_wcache_check_power (struct lb_store *conn);
+
 /* The number of cuts so far (connections compare it with theirs). */
 uint64_t lb_wcache_generation (struct lb_store *cache);
 

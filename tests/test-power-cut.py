@@ -34,6 +34,8 @@ def workload(h):
     lbtest.expect_errno(errno.EIO, "the write power fails on", h.pwrite,
                         b"x" * BLK, NR * BLK)
     lbtest.expect_errno(errno.EIO, "a read after the cut", h.pread, LOG, 0)
+    lbtest.expect_errno(errno.EIO, "a cache request after the cut", h.cache,
+                        LOG, 0)
 
 
 def post_cut_image(mode, seed):
@@ -42,7 +44,9 @@ def post_cut_image(mode, seed):
                        "power-cut-seed=%d" % seed,
                        "power-cut-after=%d" % (NR + 1)) as srv:
         workload(srv.connect())
-        image = bytes(srv.connect().pread(NR * BLK, 0))
+        h = srv.connect()
+        h.cache(LOG, 0)         # a new connection's disk has power
+        image = bytes(h.pread(NR * BLK, 0))
         log = srv.stderr()
     assert "power cut 1 (mode %s, seed %d)" % (mode, seed) in log, log
     return image

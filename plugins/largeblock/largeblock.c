@@ -509,15 +509,19 @@ largeblock_flush (void *handle, uint32_t flags)
 }
 
 /* RAM is as close as data gets, and a file's page cache is the kernel's
- * business: cache only checks the request.
+ * business: cache only checks the request, and that the disk it was sent
+ * to has not lost power since the connection began.
  */
 static int
 largeblock_cache (void *handle, uint32_t count, uint64_t offset,
                   uint32_t flags)
 {
+  struct lb_store *s = handle;
+
   if (admit (LB_REQ_CACHE, count, offset) == -1)
     return -1;
-  return finish (LB_REQ_CACHE, 0, count, offset);
+  return finish (LB_REQ_CACHE, disk.cached ? lb_wcache_check_power (s) : 0,
+                 count, offset);
 }
 
 static int
