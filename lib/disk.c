@@ -9,6 +9,7 @@
 #include "disk.h"
 #include "error.h"
 #include "ramstore.h"
+#include "wcache.h"
 
 /* An existing file's size is the disk's; size= may only confirm it. */
 static int
@@ -62,13 +63,54 @@ open_ram_disk (struct lb_disk *d, struct lb_params *p, char *err,
   return 0;
 }
 
+/* write-cache=volatile: the cache owns the store from now on. */
+static int
+add_write_cache (struct lb_disk *d, const struct lb_params *p, char *err,
+                 size_t errlen)
+{
+  struct lb_store *cache;
+
+  if (!p->write_cache_volatile)
+    return 0;
+  cache = lb_wcache_new (d->store, &p->wcache);
+  if (cache == NULL) {
+    int e = errno;
+
+    lb_disk_close (d);
+    return lb_fail (e, err, errlen, "cannot create the write cache: %s",
+                    strerror (e));
+  }
+  d->store = cache;
+  d->cached = true;
+  return 0;
+}
+
 int
 lb_disk_open (struct lb_disk *d, struct lb_params *p, char *err, size_t errlen)
 {
+  int r;
+
   memset (d, 0, sizeof *d);
   if (p->file)
-    return open_file_disk (d, p, err, errlen);
-  return open_ram_disk (d, p, err, errlen);
+    r = open_file_disk (d, p, err, errlen);
+  else
+    r = open_ram_disk (d, p, err, errlen);
+  if (r == -1)
+    return -1;
+  return add_write_cache (d, p, err, errlen);
+}
+
+struct lb_store *
+lb_disk_connect (struct lb_disk *d)
+{
+  return d->cached ? lb_wcache_connect (d->store) : d->store;
+}
+
+void
+lb_disk_disconnect (struct lb_disk *d, struct lb_store *conn)
+{
+  if (d->cached && conn)
+    conn->ops->destroy (conn);
 }
 
 void

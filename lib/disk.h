@@ -12,6 +12,7 @@
 #ifndef LARGEBLOCK_DISK_H
 #define LARGEBLOCK_DISK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "filestore.h"
@@ -21,7 +22,11 @@
 
 struct lb_disk {
   struct lb_geometry geom;
+  /* The served store: the RAM or file store, or with write-cache=volatile
+   * the write cache over it (wcache.h).
+   */
   struct lb_store *store;
+  bool cached;
   struct lb_file_info file; /* file disks only */
 };
 
@@ -33,5 +38,14 @@ int lb_disk_open (struct lb_disk *d, struct lb_params *p, char *err,
                   size_t errlen);
 
 void lb_disk_close (struct lb_disk *d);
+
+/* The store one connection uses: d->store, or with a volatile cache a
+ * store bound to the current power generation (its requests fail with EIO
+ * after a cut).  Returns NULL with errno = ENOMEM.
+ */
+struct lb_store *lb_disk_connect (struct lb_disk *d);
+
+/* Release what lb_disk_connect returned. */
+void lb_disk_disconnect (struct lb_disk *d, struct lb_store *conn);
 
 #endif /* LARGEBLOCK_DISK_H */

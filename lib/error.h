@@ -19,7 +19,8 @@ int lb_fail (int errnum, char *err, size_t errlen, const char *fmt, ...)
 
 enum lb_fault {
   LB_FAULT_NONE,
-  LB_FAULT_PAST_EOF, /* a read reached past the end of the backing file */
+  LB_FAULT_PAST_EOF,  /* a read reached past the end of the backing file */
+  LB_FAULT_POWER_CUT, /* EIO: the connection outlived a power cut */
 };
 
 /* Set the calling thread's fault code. */

@@ -25,7 +25,10 @@ lib_libdisk_la_SOURCES = \
 	lib/ramstore.c lib/ramstore.h \
 	lib/slab.c lib/slab.h \
 	lib/stats.c lib/stats.h \
-	lib/store.h
+	lib/store.h \
+	lib/prng.h \
+	lib/wcache.c lib/wcache.h \
+	lib/cutfifo.c lib/cutfifo.h
 
 # Least privilege: dropping capabilities after start-up (libcap-ng).
 # The plugin.

@@ -8,9 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "params.h"
+#include "prng.h"
 
 enum param_key {
   KEY_SIZE,
@@ -23,6 +26,12 @@ enum param_key {
   KEY_FILE,
   KEY_DIRECT,
   KEY_KEEP_CAPABILITIES,
+  KEY_WRITE_CACHE,
+  KEY_WRITE_CACHE_SIZE,
+  KEY_POWER_CUT_MODE,
+  KEY_POWER_CUT_SEED,
+  KEY_POWER_CUT_AFTER,
+  KEY_POWER_CUT_FIFO,
   KEY__COUNT
 };
 
@@ -37,11 +46,31 @@ static const char *const key_names[KEY__COUNT] = {
   [KEY_FILE] = "file",
   [KEY_DIRECT] = "direct",
   [KEY_KEEP_CAPABILITIES] = "keep-capabilities",
+  [KEY_WRITE_CACHE] = "write-cache",
+  [KEY_WRITE_CACHE_SIZE] = "write-cache-size",
+  [KEY_POWER_CUT_MODE] = "power-cut-mode",
+  [KEY_POWER_CUT_SEED] = "power-cut-seed",
+  [KEY_POWER_CUT_AFTER] = "power-cut-after",
+  [KEY_POWER_CUT_FIFO] = "power-cut-fifo",
 };
 
 _Static_assert(KEY__COUNT <=
                  sizeof ((struct lb_params *) 0)->typed / sizeof (char *),
                "lb_params.typed has a slot per key");
+
+/* A seed for runs that do not name one (logged, so they can be replayed):
+ * the clock and the process, mixed.
+ */
+static uint64_t
+fresh_seed (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_REALTIME, &ts);
+  return lb_prng_derive ((uint64_t) ts.tv_sec * 1000000000u +
+                           (uint64_t) ts.tv_nsec,
+                         (uint64_t) getpid ());
+}
 
 void
 lb_params_init (struct lb_params *p)
@@ -49,6 +78,9 @@ lb_params_init (struct lb_params *p)
   memset (p, 0, sizeof *p);
   lb_geometry_request_defaults (&p->geom);
   p->misaligned = LB_MISALIGNED_ERROR;
+  p->wcache.mode = LB_CUT_LOSE;
+  p->wcache.cache_bytes = LB_WRITE_CACHE_DEFAULT_BYTES;
+  p->wcache.seed = fresh_seed ();
 }
 
 void
@@ -85,6 +117,63 @@ set_misaligned (struct lb_params *p, const char *value, char *err,
   else
     return lb_fail (EINVAL, err, errlen,
                     "misaligned %s is not one of: error, allow", value);
+  return 0;
+}
+
+static int
+set_write_cache (struct lb_params *p, const char *value, char *err,
+                 size_t errlen)
+{
+  if (strcmp (value, "volatile") == 0)
+    p->write_cache_volatile = true;
+  else if (strcmp (value, "none") == 0)
+    p->write_cache_volatile = false;
+  else
+    return lb_fail (EINVAL, err, errlen,
+                    "write-cache %s is not one of: none, volatile", value);
+  return 0;
+}
+
+static int
+set_power_cut_mode (struct lb_params *p, const char *value, char *err,
+                    size_t errlen)
+{
+  static const enum lb_cut_mode modes[] = { LB_CUT_LOSE, LB_CUT_ATOMIC,
+                                            LB_CUT_TORN };
+
+  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+    if (strcmp (value, lb_cut_mode_name (modes[i])) == 0) {
+      p->wcache.mode = modes[i];
+      return 0;
+    }
+  return lb_fail (EINVAL, err, errlen,
+                  "power-cut-mode %s is not one of: lose, atomic, torn",
+                  value);
+}
+
+/* A decimal integer in [min, UINT64_MAX], digits only. */
+static int
+set_count (const char *name, const char *value, uint64_t min, uint64_t *out,
+           char *err, size_t errlen)
+{
+  char *end;
+  unsigned long long v;
+
+  if (*value < '0' || *value > '9')
+    return lb_fail (EINVAL, err, errlen, "%s %s is not a decimal integer",
+                    name, value);
+  errno = 0;
+  v = strtoull (value, &end, 10);
+  if (*end != '\0')
+    return lb_fail (EINVAL, err, errlen, "%s %s is not a decimal integer",
+                    name, value);
+  if (errno == ERANGE)
+    return lb_fail (EINVAL, err, errlen, "%s %s is larger than %" PRIu64, name,
+                    value, UINT64_MAX);
+  if (v < min)
+    return lb_fail (EINVAL, err, errlen, "%s %s is less than %" PRIu64, name,
+                    value, min);
+  *out = v;
   return 0;
 }
 
@@ -132,8 +221,17 @@ set_value (struct lb_params *p, int key, const char *value, char *err,
 
   switch (key) {
   case KEY_MISALIGNED: return set_misaligned (p, value, err, errlen);
+  case KEY_WRITE_CACHE: return set_write_cache (p, value, err, errlen);
+  case KEY_POWER_CUT_MODE: return set_power_cut_mode (p, value, err, errlen);
+  case KEY_POWER_CUT_SEED:
+    return set_count (name, value, 0, &p->wcache.seed, err, errlen);
+  case KEY_POWER_CUT_AFTER:
+    return set_count (name, value, 1, &p->wcache.cut_after, err, errlen);
+  case KEY_WRITE_CACHE_SIZE:
+    return set_size (name, value, &p->wcache.cache_bytes, err, errlen);
   case KEY_STATSFILE:
   case KEY_FILE:
+  case KEY_POWER_CUT_FIFO:
     if (*value == '\0')
       return lb_fail (EINVAL, err, errlen, "%s is empty (expected a path)",
                       name);
@@ -168,8 +266,10 @@ lb_params_set (struct lb_params *p, const char *key, const char *value,
     return lb_fail (EINVAL, err, errlen,
                     "unknown parameter '%s' (expected size, "
                     "blksize, logical-blksize, max-request, misaligned, "
-                    "memory-limit, statsfile, file, direct or "
-                    "keep-capabilities)",
+                    "memory-limit, statsfile, file, direct, "
+                    "keep-capabilities, write-cache, write-cache-size, "
+                    "power-cut-mode, power-cut-seed, power-cut-after or "
+                    "power-cut-fifo)",
                     key);
   if (p->seen & (1u << k))
     return lb_fail (EINVAL, err, errlen, "%s given twice (%s=%s and %s=%s)",
@@ -186,6 +286,8 @@ lb_params_set (struct lb_params *p, const char *key, const char *value,
     p->statsfile = copy;
   if (k == KEY_FILE)
     p->file = copy;
+  if (k == KEY_POWER_CUT_FIFO)
+    p->power_cut_fifo = copy;
   return 0;
 }
 
@@ -226,6 +328,40 @@ check_backend (const struct lb_params *p, char *err, size_t errlen)
   return 0;
 }
 
+/* The power-cut parameters describe the volatile cache: without it every
+ * write is durable at once and there is nothing for a power cut to take.
+ */
+static int
+check_write_cache (const struct lb_params *p, const struct lb_geometry *g,
+                   char *err, size_t errlen)
+{
+  static const int needs_cache[] = { KEY_WRITE_CACHE_SIZE, KEY_POWER_CUT_MODE,
+                                     KEY_POWER_CUT_SEED, KEY_POWER_CUT_AFTER,
+                                     KEY_POWER_CUT_FIFO };
+  const char *size = p->typed[KEY_WRITE_CACHE_SIZE];
+  uint64_t min;
+
+  if (!p->write_cache_volatile) {
+    for (size_t i = 0; i < sizeof needs_cache / sizeof needs_cache[0]; i++) {
+      int k = needs_cache[i];
+
+      if (p->typed[k])
+        return lb_fail (EINVAL, err, errlen,
+                        "%s=%s needs write-cache=volatile (without a "
+                        "volatile cache every write is durable at once)",
+                        key_names[k], p->typed[k]);
+    }
+    return 0;
+  }
+  min = lb_wcache_min_bytes (g);
+  if (size && p->wcache.cache_bytes < min)
+    return lb_fail (EINVAL, err, errlen,
+                    "write-cache-size %s is smaller than one cached block "
+                    "(%" PRIu64 " bytes with blksize %" PRIu32 ")",
+                    size, min, g->physical_bytes);
+  return 0;
+}
+
 int
 lb_params_set_size_from_file (struct lb_params *p, uint64_t size_bytes,
                               char *err, size_t errlen)
@@ -257,7 +393,8 @@ lb_params_finish (struct lb_params *p, struct lb_geometry *g, char *err,
   p->geom.max_request_str = p->typed[KEY_MAX_REQUEST];
 
   if (check_backend (p, err, errlen) == -1 ||
-      lb_geometry_init (g, &p->geom, err, errlen) == -1)
+      lb_geometry_init (g, &p->geom, err, errlen) == -1 ||
+      check_write_cache (p, g, err, errlen) == -1)
     return -1;
   return check_memory_limit (p, err, errlen);
 }

@@ -2,7 +2,9 @@
  *
  * Owns the parameter names of the SPEC (size, blksize, logical-blksize,
  * max-request, misaligned, memory-limit, statsfile, file, direct,
- * keep-capabilities), their parsing and
+ * keep-capabilities, and the volatile write cache's write-cache,
+ * write-cache-size, power-cut-mode, power-cut-seed, power-cut-after,
+ * power-cut-fifo), their parsing and
  * the cross-parameter rules, so that the nbdkit plugin and the programs
  * that start it (largeblock-run) refuse exactly the same inputs with
  * exactly the same messages.
@@ -18,11 +20,15 @@
 #include <stdint.h>
 
 #include "geometry.h"
+#include "wcache.h"
 
 enum lb_misaligned_policy {
   LB_MISALIGNED_ERROR, /* EINVAL, like a real LBS device */
   LB_MISALIGNED_ALLOW, /* serve it correctly */
 };
+
+/* 64 MiB: the write cache's default bound. */
+#define LB_WRITE_CACHE_DEFAULT_BYTES (UINT64_C (64) << 20)
 
 struct lb_params {
   struct lb_geometry_request geom;
@@ -32,6 +38,12 @@ struct lb_params {
   const char *file;            /* NULL: a RAM disk; points into typed[] */
   bool direct;                 /* file= with O_DIRECT */
   bool keep_capabilities;      /* do not drop capabilities after start */
+  bool write_cache_volatile;   /* write-cache=volatile */
+  /* The cache's mode, seed (a fresh one unless power-cut-seed= was
+   * given), size and power-cut-after (0: none).
+   */
+  struct lb_wcache_config wcache;
+  const char *power_cut_fifo; /* NULL: none; points into typed[] */
   /* Copies of what the user typed, for messages. */
   char *typed[16];
   unsigned seen; /* bit per key, to refuse repeats */

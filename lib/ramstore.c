@@ -770,6 +770,18 @@ ram_destroy (struct lb_store *s)
   free (rs);
 }
 
+static bool
+ram_charge (struct lb_store *s, uint64_t nr_folios)
+{
+  return charge (to_ramstore (s), nr_folios);
+}
+
+static void
+ram_uncharge (struct lb_store *s, uint64_t nr_folios)
+{
+  uncharge (to_ramstore (s), nr_folios);
+}
+
 static const struct lb_store_ops ramstore_ops = {
   .name = "ram",
   .pread = ram_pread,
@@ -780,6 +792,8 @@ static const struct lb_store_ops ramstore_ops = {
   .extents = ram_extents,
   .usage = ram_usage,
   .destroy = ram_destroy,
+  .charge = ram_charge,
+  .uncharge = ram_uncharge,
 };
 
 /* Levels needed so the root spans nr_folios. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "stats.h"
+#include "wcache.h"
 
 void
 lb_stats_init (struct lb_stats *s)
@@ -59,7 +60,7 @@ lb_stats_write_json (FILE *fp, const char *store_name,
                      const struct lb_geometry *g,
                      const char *misaligned_policy,
                      const struct lb_store_usage *usage,
-                     const struct lb_stats *s)
+                     const struct lb_stats *s, struct lb_store *write_cache)
 {
   fprintf (fp, "{\n");
   fprintf (fp, "  \"store\": \"%s\",\n", store_name);
@@ -81,6 +82,10 @@ lb_stats_write_json (FILE *fp, const char *store_name,
   write_by_type (fp, "misaligned", s->misaligned);
   fprintf (fp, ",\n");
   write_by_type (fp, "errors", s->errors);
+  if (write_cache) {
+    fprintf (fp, ",\n  \"write_cache\": ");
+    lb_wcache_write_json (fp, write_cache, "  ");
+  }
   fprintf (fp, "\n}\n");
 
   if (ferror (fp)) {

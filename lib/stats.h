@@ -30,13 +30,15 @@ void lb_stats_count_misaligned (struct lb_stats *s, enum lb_req_type type);
 void lb_stats_count_error (struct lb_stats *s, enum lb_req_type type);
 
 /* Write the SPEC's statistics object (the store's kind, geometry, folio
- * usage, counters by type) followed by a newline.  Returns 0, or -1 with errno
- * from stdio.
+ * usage, counters by type, and for a write cache -- wcache.h, or NULL --
+ * its "write_cache" object) followed by a newline.  Returns 0, or -1 with
+ * errno from stdio.
  */
 int lb_stats_write_json (FILE *fp, const char *store_name,
                          const struct lb_geometry *g,
                          const char *misaligned_policy,
                          const struct lb_store_usage *usage,
-                         const struct lb_stats *s);
+                         const struct lb_stats *s,
+                         struct lb_store *write_cache);
 
 #endif /* LARGEBLOCK_STATS_H */

@@ -57,6 +57,13 @@ struct lb_store_ops {
                   bool req_one, lb_extent_fn fn, void *opaque);
   void (*usage) (struct lb_store *s, struct lb_store_usage *u);
   void (*destroy) (struct lb_store *s);
+  /* Optional (NULL: the store has no memory limit).  Charge nr folios of
+   * memory that a layer above (the write cache) holds on the store's
+   * behalf against the store's memory limit: returns false, charging
+   * nothing, if that would exceed it.  uncharge gives them back.
+   */
+  bool (*charge) (struct lb_store *s, uint64_t nr_folios);
+  void (*uncharge) (struct lb_store *s, uint64_t nr_folios);
 };
 
 struct lb_store {

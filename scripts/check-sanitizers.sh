@@ -77,7 +77,8 @@ for run in "${runs[@]}"; do
         # request covers (in order); data race detection stays on.
         build "$work/tsan" thread &&
         TSAN_OPTIONS="detect_deadlocks=0:${TSAN_OPTIONS:-}" check "$work/tsan" tests/unit-lib.tap tests/stress-ramstore \
-            tests/test-stress-multiconn.py tests/test-stress-file.sh ||
+            tests/test-stress-multiconn.py tests/test-stress-file.sh \
+            tests/test-power-cut-stress.py ||
             status=1
         ;;
     *)  echo "check-sanitizers: unknown run $run (asan or tsan)" >&2

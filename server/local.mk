@@ -23,7 +23,7 @@ docs/largeblock-run.1: docs/largeblock-run.pod
 # make systemdunitdir=/lib/systemd/system
 systemdunitdir = $(prefix)/lib/systemd/system
 systemdunit_DATA = server/largeblock.socket server/largeblock.service
-EXTRA_DIST += $(systemdunit_DATA) docs/vm-testing.md
+EXTRA_DIST += $(systemdunit_DATA) docs/vm-testing.md docs/crash-testing.md
 
 # ---- largeblock-vm: guests under QEMU ----
 bin_PROGRAMS += server/largeblock-vm

@@ -22,7 +22,8 @@ tests_unit_check_lib_SOURCES = \
 	tests/unit/check-pattern.c \
 	tests/unit/check-ramstore.c \
 	tests/unit/check-slab.c \
-	tests/unit/check-stats.c
+	tests/unit/check-stats.c \
+	tests/unit/check-wcache.c
 tests_unit_check_lib_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_lib_LDADD = lib/libdisk.la lib/libpattern.la \
 	lib/libalignedio.la lib/libcore.la $(CHECK_LIBS)
@@ -85,6 +86,8 @@ integration_tests += \
 	tests/test-extents.py \
 	tests/test-memory-limit.py \
 	tests/test-statsfile.py \
+	tests/test-power-cut.py \
+	tests/test-power-cut-stress.py \
 	tests/test-request-limits.py \
 	tests/test-stress-multiconn.py \
 	tests/test-qemu-io.sh \

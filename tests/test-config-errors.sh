@@ -87,6 +87,26 @@ refused "size=1M statsfile=$tmpdir/no-such-dir/stats.json" \
 [ ! -e "$tmpdir/no-such-dir" ] || fail "the statsfile's directory was created"
 refused "size=1M statsfile="        "statsfile is empty"
 refused "size=1M memory-limit=lots" "memory-limit lots is not a size"
+
+# --- the volatile write cache and power cuts ---
+refused "size=1M write-cache=yes"   "write-cache yes is not one of: none, volatile"
+refused "size=1M write-cache=volatile power-cut-mode=half" \
+                                    "power-cut-mode half is not one of: lose, atomic, torn"
+refused "size=1M write-cache=volatile power-cut-seed=-3" \
+                                    "power-cut-seed -3 is not a decimal integer"
+refused "size=1M write-cache=volatile power-cut-seed=18446744073709551616" \
+                                    "power-cut-seed 18446744073709551616 is larger than 18446744073709551615"
+refused "size=1M write-cache=volatile power-cut-after=0" \
+                                    "power-cut-after 0 is less than 1"
+refused "size=1M write-cache=volatile power-cut-after=1k" \
+                                    "power-cut-after 1k is not a decimal integer"
+refused "size=1M power-cut-mode=torn" \
+                                    "power-cut-mode=torn needs write-cache=volatile"
+refused "size=1M power-cut-after=5" "power-cut-after=5 needs write-cache=volatile"
+refused "size=1M blksize=64k write-cache=volatile write-cache-size=64k" \
+                                    "write-cache-size 64k is smaller than one cached block"
+refused "size=1M write-cache=volatile power-cut-fifo=/dev/null" \
+                                    "power-cut-fifo /dev/null exists and is not a FIFO"
 refused "size=1M blksize=4x"        "blksize 4x has an unknown suffix 'x'"
 
 # --- unknown and repeated keys ---

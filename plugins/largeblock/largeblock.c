@@ -1,20 +1,26 @@
 /* largeblock: nbdkit plugin serving a large-block-size RAM or file disk.
  *
  * Thin glue: configuration builds the disk (lib/disk: a RAM store, or a
- * file store for file=); each request callback checks the request against
- * the geometry and the alignment policy (lib/align), counts it
- * (lib/stats), and forwards it to the store, turning lib errors into
- * nbdkit_error() and the errno the client must see.
+ * file store for file=, under a volatile write cache for
+ * write-cache=volatile); each connection gets its store from
+ * lb_disk_connect (bound to the power generation: after a power cut its
+ * requests fail with EIO); each request callback checks the request
+ * against the geometry and the alignment policy (lib/align), counts it
+ * (lib/stats), and forwards it to the connection's store, turning lib
+ * errors into nbdkit_error() and the errno the client must see.  Power
+ * cuts on demand come from lib/cutfifo's watcher thread.
  *
  * Thread model PARALLEL.  The globals below are written only during
- * configuration (load, config, config_complete), before any connection,
- * and read-only afterwards; the store and the counters are thread-safe,
- * and short_file_logged is an atomic.
+ * configuration (load, config, config_complete, after_fork), before any
+ * connection, and read-only afterwards; the store and the counters are
+ * thread-safe, short_file_logged is an atomic, and statsfile_lock
+ * serializes writing the statistics (after each cut and at exit).
  */
 #include <config.h>
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +33,12 @@
 
 #include "align.h"
 #include "caps.h"
+#include "cutfifo.h"
 #include "disk.h"
 #include "error.h"
 #include "params.h"
 #include "stats.h"
+#include "wcache.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 
@@ -41,6 +49,8 @@ static struct lb_store *store; /* disk.store, once configured */
 static struct lb_stats stats;
 static char *statsfile_path; /* absolute: nbdkit may chdir("/") */
 static atomic_bool short_file_logged;
+static pthread_mutex_t statsfile_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct lb_cutfifo *cutfifo; /* power-cut-fifo= */
 
 static void
 largeblock_load (void)
@@ -57,28 +67,32 @@ write_statsfile (void)
   FILE *fp;
 
   store->ops->usage (store, &usage);
+  pthread_mutex_lock (&statsfile_lock);
   /* Write aside and rename, so a reader never sees half a file. */
   snprintf (tmp, sizeof tmp, "%s.tmp", statsfile_path);
   fp = fopen (tmp, "w");
   if (fp == NULL) {
     nbdkit_error ("largeblock: statsfile %s: %m", tmp);
-    return;
+    goto out;
   }
   if (lb_stats_write_json (fp, store->ops->name, geom,
                            lb_misaligned_policy_name (params.misaligned),
-                           &usage, &stats) == -1 ||
+                           &usage, &stats, disk.cached ? store : NULL) == -1 ||
       fclose (fp) == EOF) {
     nbdkit_error ("largeblock: statsfile %s: %m", tmp);
     unlink (tmp);
-    return;
+    goto out;
   }
   if (rename (tmp, statsfile_path) == -1)
     nbdkit_error ("largeblock: statsfile %s: %m", statsfile_path);
+out:
+  pthread_mutex_unlock (&statsfile_lock);
 }
 
 static void
 largeblock_unload (void)
 {
+  lb_cutfifo_close (cutfifo);
   if (store && statsfile_path)
     write_statsfile ();
   lb_disk_close (&disk);
@@ -119,6 +133,56 @@ prepare_statsfile (void)
   return 0;
 }
 
+/* Every power cut, whoever made it: logged (always, so a crash loop's
+ * log says what each cut did and which seed replays it) and, with
+ * statsfile=, in the statistics at once.
+ */
+static void
+log_cut (const struct lb_cut_report *r, void *opaque)
+{
+  char line[256];
+
+  lb_cut_report_format (r, params.wcache.mode, line, sizeof line);
+  nbdkit_error ("largeblock: %s", line);
+  if (statsfile_path)
+    write_statsfile ();
+}
+
+static void
+cut_from_fifo (void *opaque)
+{
+  struct lb_cut_report r;
+
+  if (lb_wcache_cut (store, &r) == -1)
+    nbdkit_error ("largeblock: power cut %" PRIu64 ": the durable store "
+                  "failed: %m",
+                  r.cut);
+}
+
+static void
+complain_from_fifo (const char *line, void *opaque)
+{
+  nbdkit_error ("largeblock: power-cut-fifo %s: unknown command '%s' "
+                "(expected: cut)",
+                params.power_cut_fifo, line);
+}
+
+static int
+open_cutfifo (void)
+{
+  char err[256];
+
+  if (params.power_cut_fifo == NULL)
+    return 0;
+  cutfifo = lb_cutfifo_open (params.power_cut_fifo, cut_from_fifo,
+                             complain_from_fifo, NULL, err, sizeof err);
+  if (cutfifo == NULL) {
+    nbdkit_error ("largeblock: %s", err);
+    return -1;
+  }
+  return 0;
+}
+
 static void
 debug_file (const char *path, const struct lb_file_info *f)
 {
@@ -138,11 +202,14 @@ largeblock_config_complete (void)
 
   if (prepare_statsfile () == -1)
     return -1;
+  params.wcache.on_cut = log_cut;
   if (lb_disk_open (&disk, &params, err, sizeof err) == -1) {
     nbdkit_error ("largeblock: %s", err);
     return -1;
   }
   store = disk.store;
+  if (open_cutfifo () == -1)
+    return -1;
   nbdkit_debug ("largeblock: %s disk, size %" PRIu64 ", blksize %" PRIu32
                 ", logical-blksize %" PRIu32 ", max-request %" PRIu32
                 ", misaligned=%s, memory-limit %" PRIu64,
@@ -152,6 +219,13 @@ largeblock_config_complete (void)
                 params.memory_limit_bytes);
   if (params.file)
     debug_file (params.file, &disk.file);
+  if (disk.cached)
+    nbdkit_debug ("largeblock: write-cache=volatile, size %" PRIu64
+                  ", power-cut-mode=%s, power-cut-seed=%" PRIu64
+                  ", power-cut-after=%" PRIu64,
+                  params.wcache.cache_bytes,
+                  lb_cut_mode_name (params.wcache.mode), params.wcache.seed,
+                  params.wcache.cut_after);
   return 0;
 }
 
@@ -164,6 +238,10 @@ largeblock_after_fork (void)
   char kept[64], err[256];
   int r;
 
+  if (cutfifo && lb_cutfifo_start (cutfifo, err, sizeof err) == -1) {
+    nbdkit_error ("largeblock: %s", err);
+    return -1;
+  }
   if (params.keep_capabilities) {
     nbdkit_debug ("largeblock: keep-capabilities=yes: keeping every "
                   "capability");
@@ -194,7 +272,13 @@ largeblock_after_fork (void)
   "file=<PATH>              Serve this file or block device (created\n" \
   "                         with size= if missing) instead of RAM.\n" \
   "direct=on|off            With file=: bypass the page cache (O_DIRECT).\n" \
-  "keep-capabilities=yes    Do not drop capabilities after start-up."
+  "keep-capabilities=yes    Do not drop capabilities after start-up.\n" \
+  "write-cache=none|volatile  Volatile: writes stay unstable until flush/FUA.\n" \
+  "write-cache-size=<SIZE>  Bound on the volatile cache, default 64M.\n" \
+  "power-cut-mode=lose|atomic|torn  What a power cut keeps, default lose.\n" \
+  "power-cut-seed=<N>       Seed of the power cut's choices (default: new).\n" \
+  "power-cut-after=<N>      Cut the power after the Nth write/trim/zero.\n" \
+  "power-cut-fifo=<PATH>    Cut the power when a line \"cut\" arrives here."
 
 static void
 largeblock_dump_plugin (void)
@@ -206,6 +290,8 @@ largeblock_dump_plugin (void)
   printf ("largeblock_logical_blksize_max=%u\n", LB_LOGICAL_MAX_BYTES);
   printf ("largeblock_max_request_max=%u\n", LB_MAX_REQUEST_MAX_BYTES);
   printf ("largeblock_misaligned=error,allow\n");
+  printf ("largeblock_write_cache=none,volatile\n");
+  printf ("largeblock_power_cut_mode=lose,atomic,torn\n");
 }
 
 /* nbdkit tells a plugin about -r only here, per connection. */
@@ -218,7 +304,13 @@ largeblock_open (int readonly)
     nbdkit_set_error (EACCES);
     return NULL;
   }
-  return NBDKIT_HANDLE_NOT_NEEDED;
+  return lb_disk_connect (&disk); /* NULL: errno is ENOMEM */
+}
+
+static void
+largeblock_close (void *handle)
+{
+  lb_disk_disconnect (&disk, handle);
 }
 
 static int64_t
@@ -322,6 +414,7 @@ static int
 finish (enum lb_req_type type, int r, uint32_t count, uint64_t offset)
 {
   int err = errno;
+  enum lb_fault fault;
 
   if (r == 0) {
     lb_stats_count (&stats, type, count);
@@ -329,14 +422,27 @@ finish (enum lb_req_type type, int r, uint32_t count, uint64_t offset)
   }
   lb_stats_count (&stats, type, 0);
   lb_stats_count_error (&stats, type);
-  if (lb_take_fault () == LB_FAULT_PAST_EOF)
+  fault = lb_take_fault ();
+  if (fault == LB_FAULT_PAST_EOF)
     log_short_file ();
-  else if (err != ENOTSUP)
+  /* A power cut is logged once, not each request of a dead connection. */
+  else if (fault != LB_FAULT_POWER_CUT && err != ENOTSUP)
     nbdkit_error ("largeblock: %s of %" PRIu32 " bytes at offset %" PRIu64
                   ": %s",
                   lb_req_type_name (type), count, offset, strerror (err));
   nbdkit_set_error (err);
   return -1;
+}
+
+/* Trim and zero have no FUA of their own in the store interface: a flush
+ * after them makes them (and what came before) durable before the reply.
+ */
+static int
+flush_if_fua (struct lb_store *s, uint32_t flags, int r)
+{
+  if (r == 0 && (flags & NBDKIT_FLAG_FUA))
+    return s->ops->flush (s);
+  return r;
 }
 
 static int
@@ -345,35 +451,41 @@ largeblock_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
 {
   if (admit (LB_REQ_READ, count, offset) == -1)
     return -1;
-  return finish (LB_REQ_READ, store->ops->pread (store, buf, count, offset),
-                 count, offset);
+  struct lb_store *s = handle;
+
+  return finish (LB_REQ_READ, s->ops->pread (s, buf, count, offset), count,
+                 offset);
 }
 
 static int
 largeblock_pwrite (void *handle, const void *buf, uint32_t count,
                    uint64_t offset, uint32_t flags)
 {
+  struct lb_store *s = handle;
   bool fua = flags & NBDKIT_FLAG_FUA;
 
   if (admit (LB_REQ_WRITE, count, offset) == -1)
     return -1;
-  return finish (LB_REQ_WRITE,
-                 store->ops->pwrite (store, buf, count, offset, fua), count,
-                 offset);
+  return finish (LB_REQ_WRITE, s->ops->pwrite (s, buf, count, offset, fua),
+                 count, offset);
 }
 
 static int
 largeblock_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
+  struct lb_store *s = handle;
+
   if (admit (LB_REQ_TRIM, count, offset) == -1)
     return -1;
-  return finish (LB_REQ_TRIM, store->ops->trim (store, count, offset), count,
-                 offset);
+  return finish (LB_REQ_TRIM,
+                 flush_if_fua (s, flags, s->ops->trim (s, count, offset)),
+                 count, offset);
 }
 
 static int
 largeblock_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
+  struct lb_store *s = handle;
   unsigned zflags = 0;
 
   if (flags & NBDKIT_FLAG_MAY_TRIM)
@@ -382,26 +494,34 @@ largeblock_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
     zflags |= LB_ZERO_FAST;
   if (admit (LB_REQ_ZERO, count, offset) == -1)
     return -1;
-  return finish (LB_REQ_ZERO, store->ops->zero (store, count, offset, zflags),
+  return finish (LB_REQ_ZERO,
+                 flush_if_fua (s, flags,
+                               s->ops->zero (s, count, offset, zflags)),
                  count, offset);
 }
 
 static int
 largeblock_flush (void *handle, uint32_t flags)
 {
-  return finish (LB_REQ_FLUSH, store->ops->flush (store), 0, 0);
+  struct lb_store *s = handle;
+
+  return finish (LB_REQ_FLUSH, s->ops->flush (s), 0, 0);
 }
 
 /* RAM is as close as data gets, and a file's page cache is the kernel's
- * business: cache only checks the request.
+ * business: cache only checks the request, and that the disk it was sent
+ * to has not lost power since the connection began.
  */
 static int
 largeblock_cache (void *handle, uint32_t count, uint64_t offset,
                   uint32_t flags)
 {
+  struct lb_store *s = handle;
+
   if (admit (LB_REQ_CACHE, count, offset) == -1)
     return -1;
-  return finish (LB_REQ_CACHE, 0, count, offset);
+  return finish (LB_REQ_CACHE, disk.cached ? lb_wcache_check_power (s) : 0,
+                 count, offset);
 }
 
 static int
@@ -416,13 +536,14 @@ static int
 largeblock_extents (void *handle, uint32_t count, uint64_t offset,
                     uint32_t flags, struct nbdkit_extents *extents)
 {
+  struct lb_store *s = handle;
   bool req_one = flags & NBDKIT_FLAG_REQ_ONE;
 
   if (admit (LB_REQ_EXTENTS, count, offset) == -1)
     return -1;
   return finish (LB_REQ_EXTENTS,
-                 store->ops->extents (store, count, offset, req_one,
-                                      add_extent, extents),
+                 s->ops->extents (s, count, offset, req_one, add_extent,
+                                  extents),
                  count, offset);
 }
 
@@ -442,6 +563,7 @@ static struct nbdkit_plugin plugin = {
   .magic_config_key = "size",
   .dump_plugin = largeblock_dump_plugin,
   .open = largeblock_open,
+  .close = largeblock_close,
   .get_size = largeblock_get_size,
   .block_size = largeblock_block_size,
   .export_description = largeblock_export_description,

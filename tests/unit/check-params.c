@@ -101,8 +101,9 @@ static const struct {
 } bad[] = {
   { { { "sise", "1G" } },
     "unknown parameter 'sise' (expected size, blksize, logical-blksize, "
-    "max-request, misaligned, memory-limit, statsfile, file, direct or "
-    "keep-capabilities)" },
+    "max-request, misaligned, memory-limit, statsfile, file, direct, "
+    "keep-capabilities, write-cache, write-cache-size, power-cut-mode, "
+    "power-cut-seed, power-cut-after or power-cut-fifo)" },
   { { { "size", "1G" }, { "keep-capabilities", "maybe" } },
     "keep-capabilities maybe is not a boolean (yes or no)" },
   { { { "size", "1G" },

@@ -87,7 +87,8 @@ render (const struct lb_stats *s)
 
   ck_assert_ptr_nonnull (fp);
   test_geometry (&g, 1ull << 30, 16384, 4096, 1 << 20);
-  ck_assert_int_eq (lb_stats_write_json (fp, "ram", &g, "einval", &usage, s),
+  ck_assert_int_eq (lb_stats_write_json (fp, "ram", &g, "einval", &usage, s,
+                                         NULL),
                     0);
   ck_assert_int_eq (fclose (fp), 0);
   return text;
@@ -169,7 +170,8 @@ START_TEST (test_write_error_is_reported)
   lb_stats_init (&s);
   test_geometry (&g, 1 << 20, 4096, 512, 1 << 20);
   errno = 0;
-  ck_assert_int_eq (lb_stats_write_json (fp, "file", &g, "rmw", &usage, &s),
+  ck_assert_int_eq (lb_stats_write_json (fp, "file", &g, "rmw", &usage, &s,
+                                         NULL),
                     -1);
   ck_assert_int_eq (errno, ENOSPC);
   fclose (fp);

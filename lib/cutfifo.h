@@ -1,0 +1,46 @@
+/* largeblock: power cuts on demand through a FIFO.
+ *
+ * A test script cuts the power at a moment of its choosing by writing the
+ * line "cut" into a named pipe the server watches (echo cut > PATH): no
+ * signals (nbdkit owns them), no client library, no restart.  The FIFO is
+ * created when missing (mode 0600); an existing path that is not a FIFO is
+ * refused.  The server holds it open for reading and writing, so writers
+ * come and go without it ever seeing end-of-file.
+ *
+ * Owns the FIFO's descriptor and one watcher thread.  Lines are handled
+ * one at a time on that thread, in order: "cut" calls cut(opaque); blank
+ * lines are ignored; any other line calls complain(line, opaque).  Lines
+ * longer than LB_CUTFIFO_LINE_MAX are complained about in pieces.
+ *
+ * lb_cutfifo_open runs before nbdkit forks (so errors stop the start),
+ * lb_cutfifo_start after (threads do not survive a fork).
+ */
+#ifndef LARGEBLOCK_CUTFIFO_H
+#define LARGEBLOCK_CUTFIFO_H
+
+#include <stddef.h>
+
+#define LB_CUTFIFO_LINE_MAX 256
+
+struct lb_cutfifo;
+
+typedef void (*lb_cutfifo_cut_fn) (void *opaque);
+typedef void (*lb_cutfifo_complain_fn) (const char *line, void *opaque);
+
+/* Create (if missing) and open path.  Returns the watcher, not started,
+ * or NULL with errno and a one-line message naming power-cut-fifo, the
+ * path and the reason in err.
+ */
+struct lb_cutfifo *lb_cutfifo_open (const char *path, lb_cutfifo_cut_fn cut,
+                                    lb_cutfifo_complain_fn complain,
+                                    void *opaque, char *err, size_t errlen);
+
+/* Start the watcher thread.  Returns 0, or -1 with errno and a message. */
+int lb_cutfifo_start (struct lb_cutfifo *w, char *err, size_t errlen);
+
+/* Stop the thread (if started), close the FIFO (which stays on disk), free
+ * w.  Waits for a cut in progress.  w may be NULL.
+ */
+void lb_cutfifo_close (struct lb_cutfifo *w);
+
+#endif /* LARGEBLOCK_CUTFIFO_H */

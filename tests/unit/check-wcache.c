@@ -1,0 +1,585 @@
+/* largeblock: lib/wcache unit tests.
+ *
+ * Random write/FUA/trim/zero/flush sequences run against the write cache
+ * (over a RAM store) and against a model that keeps, per byte, the durable
+ * and the newest content and, per logical block, whether it holds
+ * unflushed data.  Reads before the cut must return the newest content.
+ * After a cut every logical block is checked exactly: clean blocks are
+ * the newest content; unflushed ones are wholly old or wholly new (never
+ * a mix inside a logical block), all old in lose mode, all old or all new
+ * inside a physical block in atomic mode.  The cut's counts match the
+ * model, torn mode tears, a seed replays the identical image, connections
+ * open at the cut see EIO and new ones the post-cut image, a full cache
+ * flushes implicitly, and power-cut-after cuts at the Nth request.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suites.h"
+#include "geometry.h"
+#include "prng.h"
+#include "ramstore.h"
+#include "wcache.h"
+
+struct geo_case {
+  uint64_t size;
+  uint32_t physical, logical;
+};
+
+static const struct geo_case geos[] = {
+  { 512 * 1024, 16384, 4096 },
+  { 512 * 1024, 16384, 16384 },
+  { 2 << 20, 65536, 4096 },
+  { 16384 * 20 + 4096 * 3, 16384, 4096 }, /* the last block is short */
+};
+#define NR_GEOS (sizeof geos / sizeof geos[0])
+#define NR_MODES 3
+
+struct model {
+  const struct lb_geometry *g;
+  unsigned char *durable, *newest;
+  bool *dirty; /* per logical block */
+};
+
+struct fixture {
+  struct lb_geometry g;
+  struct lb_store *cache;
+  struct model m;
+};
+
+static void
+fixture_init (struct fixture *f, const struct geo_case *gc,
+              enum lb_cut_mode mode, uint64_t seed, uint64_t cache_bytes,
+              uint64_t cut_after)
+{
+  struct lb_wcache_config c = { .mode = mode,
+                                .seed = seed,
+                                .cache_bytes = cache_bytes,
+                                .cut_after = cut_after };
+  struct lb_store *ram;
+
+  test_geometry (&f->g, gc->size, gc->physical, gc->logical, 32u << 20);
+  ram = lb_ramstore_new (&f->g, 0);
+  ck_assert_ptr_nonnull (ram);
+  if (c.cache_bytes == 0)
+    c.cache_bytes = 64u << 20;
+  f->cache = lb_wcache_new (ram, &c);
+  ck_assert_ptr_nonnull (f->cache);
+  f->m.g = &f->g;
+  f->m.durable = calloc (1, gc->size);
+  f->m.newest = calloc (1, gc->size);
+  f->m.dirty = calloc (lb_bytes_to_logical (&f->g, gc->size), sizeof (bool));
+  ck_assert (f->m.durable && f->m.newest && f->m.dirty);
+}
+
+static void
+fixture_free (struct fixture *f)
+{
+  f->cache->ops->destroy (f->cache);
+  free (f->m.durable);
+  free (f->m.newest);
+  free (f->m.dirty);
+}
+
+static void
+model_mark (struct model *m, uint64_t offset, uint64_t count, bool dirty)
+{
+  uint64_t first = lb_bytes_to_logical (m->g, offset);
+  uint64_t end = lb_bytes_to_logical (m->g, offset + count);
+
+  for (uint64_t i = first; i < end; i++)
+    m->dirty[i] = dirty;
+}
+
+static void
+model_flush (struct model *m)
+{
+  memcpy (m->durable, m->newest, m->g->size_bytes);
+  memset (m->dirty, 0, lb_bytes_to_logical (m->g, m->g->size_bytes));
+}
+
+/* A logical-block-aligned range of up to three physical blocks. */
+static void
+random_range (struct lb_prng *r, const struct lb_geometry *g, uint64_t *offset,
+              uint32_t *count)
+{
+  uint64_t nr = lb_bytes_to_logical (g, g->size_bytes);
+  uint64_t per = g->physical_bytes >> g->logical_shift;
+  uint64_t first = lb_prng_next (r) % nr;
+  uint64_t len = 1 + lb_prng_next (r) % (3 * per);
+
+  if (first + len > nr)
+    len = nr - first;
+  *offset = lb_logical_to_bytes (g, first);
+  *count = (uint32_t) lb_logical_to_bytes (g, len);
+}
+
+/* One random request; flushes only when may_flush (so a sequence can end
+ * with unflushed data for the cut).
+ */
+static void
+one_op (struct fixture *f, struct lb_store *s, struct lb_prng *r,
+        unsigned char *buf, bool may_flush)
+{
+  unsigned kind = lb_prng_next (r) % 20;
+  uint64_t offset;
+  uint32_t count;
+
+  random_range (r, &f->g, &offset, &count);
+  if (kind == 0 && !may_flush)
+    kind = 4;
+  if (kind == 0) {
+    ck_assert_int_eq (s->ops->flush (s), 0);
+    model_flush (&f->m);
+  }
+  else if (kind <= 3) {
+    ck_assert_int_eq (kind == 1
+                        ? s->ops->trim (s, count, offset)
+                        : s->ops->zero (s, count, offset,
+                                        kind == 2 ? LB_ZERO_MAY_TRIM : 0),
+                      0);
+    memset (f->m.newest + offset, 0, count);
+    model_mark (&f->m, offset, count, true);
+  }
+  else {
+    bool fua = kind <= 6;
+
+    for (uint32_t i = 0; i < count; i += 8) {
+      uint64_t word = lb_prng_next (r) | 1;
+
+      memcpy (buf + i, &word, 8);
+    }
+    ck_assert_int_eq (s->ops->pwrite (s, buf, count, offset, fua), 0);
+    memcpy (f->m.newest + offset, buf, count);
+    if (fua)
+      memcpy (f->m.durable + offset, buf, count);
+    model_mark (&f->m, offset, count, !fua);
+  }
+}
+
+static void
+run_ops (struct fixture *f, struct lb_store *s, uint64_t op_seed,
+         unsigned nr_ops)
+{
+  unsigned char *buf = malloc (3 * f->g.physical_bytes);
+  struct lb_prng r;
+
+  lb_prng_init (&r, op_seed);
+  for (unsigned i = 0; i < nr_ops; i++)
+    one_op (f, s, &r, buf, i + 20 < nr_ops);
+  free (buf);
+}
+
+static unsigned char *
+read_image (struct lb_store *s)
+{
+  uint64_t size = s->geom->size_bytes;
+  unsigned char *img = malloc (size);
+
+  ck_assert_ptr_nonnull (img);
+  for (uint64_t at = 0; at < size; at += 65536) {
+    uint32_t n = size - at < 65536 ? (uint32_t) (size - at) : 65536;
+
+    ck_assert_int_eq (s->ops->pread (s, img + at, n, at), 0);
+  }
+  return img;
+}
+
+/* What the image shows of one physical block's unflushed logical blocks:
+ * counts of those that show the newest content and the durable one (a
+ * block whose two contents are equal counts for neither).
+ */
+struct seen {
+  unsigned dirty, is_new, is_old;
+};
+
+static void
+check_logical (const struct model *m, const unsigned char *img, uint64_t lba,
+               struct seen *sn)
+{
+  uint32_t n = m->g->logical_bytes;
+  uint64_t at = lb_logical_to_bytes (m->g, lba);
+  bool as_new = memcmp (img + at, m->newest + at, n) == 0;
+  bool as_old = memcmp (img + at, m->durable + at, n) == 0;
+
+  if (!m->dirty[lba]) {
+    ck_assert_msg (as_new, "flushed logical block %llu changed by the cut",
+                   (unsigned long long) lba);
+    return;
+  }
+  sn->dirty++;
+  ck_assert_msg (as_new || as_old,
+                 "logical block %llu is neither old nor new (torn inside "
+                 "a logical block)",
+                 (unsigned long long) lba);
+  if (as_new && !as_old)
+    sn->is_new++;
+  if (as_old && !as_new)
+    sn->is_old++;
+}
+
+/* Check the post-cut image against the model and the mode; the report's
+ * block counts must cover exactly the physical blocks with unflushed data.
+ */
+static void
+check_cut (const struct model *m, const unsigned char *img,
+           enum lb_cut_mode mode, const struct lb_cut_report *rep)
+{
+  const struct lb_geometry *g = m->g;
+  uint64_t nr_logical = lb_bytes_to_logical (g, g->size_bytes);
+  uint64_t per = g->physical_bytes >> g->logical_shift;
+  uint64_t dirty_blocks = 0, dirty_logical = 0;
+
+  for (uint64_t first = 0; first < nr_logical; first += per) {
+    struct seen sn = { 0 };
+
+    for (uint64_t i = first; i < first + per && i < nr_logical; i++)
+      check_logical (m, img, i, &sn);
+    if (sn.dirty == 0)
+      continue;
+    dirty_blocks++;
+    dirty_logical += sn.dirty;
+    if (mode == LB_CUT_LOSE)
+      ck_assert_msg (sn.is_new == 0, "lose mode kept new data in block %llu",
+                     (unsigned long long) (first / per));
+    if (mode == LB_CUT_ATOMIC)
+      ck_assert_msg (sn.is_new == 0 || sn.is_old == 0,
+                     "atomic mode mixed old and new in block %llu",
+                     (unsigned long long) (first / per));
+  }
+  ck_assert_uint_eq (rep->blocks_kept + rep->blocks_lost + rep->blocks_torn,
+                     dirty_blocks);
+  ck_assert_uint_eq (rep->logical_kept + rep->logical_lost, dirty_logical);
+  if (mode == LB_CUT_LOSE)
+    ck_assert_uint_eq (rep->blocks_kept + rep->blocks_torn, 0);
+  if (mode != LB_CUT_TORN)
+    ck_assert_uint_eq (rep->blocks_torn, 0);
+}
+
+static void
+assert_matches_newest (const struct fixture *f, struct lb_store *s)
+{
+  unsigned char *img = read_image (s);
+
+  ck_assert (memcmp (img, f->m.newest, f->g.size_bytes) == 0);
+  free (img);
+}
+
+/* _i = geometry * modes + mode. */
+START_TEST (test_random_ops_then_cut_obey_the_mode)
+{
+  const struct geo_case *gc = &geos[_i / NR_MODES];
+  enum lb_cut_mode mode = (enum lb_cut_mode) (_i % NR_MODES);
+  struct lb_wcache_stats st;
+  struct lb_cut_report rep;
+  struct fixture f;
+  unsigned char *img;
+
+  for (uint64_t seed = 1; seed <= 4; seed++) {
+    fixture_init (&f, gc, mode, seed * 7919, 0, 0);
+    run_ops (&f, f.cache, seed, 300);
+    assert_matches_newest (&f, f.cache);
+    ck_assert_int_eq (lb_wcache_cut (f.cache, &rep), 0);
+    ck_assert_uint_eq (rep.cut, 1);
+    ck_assert_uint_eq (rep.seed, seed * 7919);
+    img = read_image (f.cache);
+    check_cut (&f.m, img, mode, &rep);
+    if (mode == LB_CUT_TORN && gc->logical < gc->physical)
+      ck_assert_uint_gt (rep.blocks_torn, 0);
+    if (mode == LB_CUT_ATOMIC)
+      ck_assert_uint_gt (rep.blocks_kept, 0);
+    if (mode == LB_CUT_TORN)
+      ck_assert_uint_gt (rep.logical_kept, 0);
+    lb_wcache_get_stats (f.cache, &st);
+    ck_assert_uint_eq (st.dirty_blocks, 0);
+    ck_assert_uint_eq (st.cache_bytes, 0);
+    ck_assert_uint_eq (st.total.cut, 1);
+    free (img);
+    fixture_free (&f);
+  }
+}
+END_TEST
+
+/* Run a sequence, cut with seed, return the image. */
+static unsigned char *
+image_after_cut (const struct geo_case *gc, enum lb_cut_mode mode,
+                 uint64_t seed)
+{
+  struct lb_cut_report rep;
+  struct fixture f;
+  unsigned char *img;
+
+  fixture_init (&f, gc, mode, seed, 0, 0);
+  run_ops (&f, f.cache, 99, 400);
+  ck_assert_int_eq (lb_wcache_cut (f.cache, &rep), 0);
+  img = read_image (f.cache);
+  fixture_free (&f);
+  return img;
+}
+
+START_TEST (test_same_seed_same_image)
+{
+  const struct geo_case *gc = &geos[_i / NR_MODES];
+  enum lb_cut_mode mode = (enum lb_cut_mode) (_i % NR_MODES);
+  unsigned char *a = image_after_cut (gc, mode, 42);
+  unsigned char *b = image_after_cut (gc, mode, 42);
+  unsigned char *c = image_after_cut (gc, mode, 43);
+
+  ck_assert (memcmp (a, b, gc->size) == 0);
+  if (mode != LB_CUT_LOSE)
+    ck_assert_msg (memcmp (a, c, gc->size) != 0,
+                   "seeds 42 and 43 chose the same survivors");
+  free (a);
+  free (b);
+  free (c);
+}
+END_TEST
+
+START_TEST (test_connections_open_at_the_cut_get_eio)
+{
+  struct lb_cut_report rep;
+  struct lb_store *old, *fresh;
+  unsigned char buf[4096] = { 1 };
+  struct fixture f;
+
+  fixture_init (&f, &geos[0], LB_CUT_LOSE, 1, 0, 0);
+  old = lb_wcache_connect (f.cache);
+  ck_assert_ptr_nonnull (old);
+  ck_assert_int_eq (old->ops->pwrite (old, buf, 4096, 0, false), 0);
+  ck_assert_int_eq (old->ops->pwrite (old, buf, 4096, 16384, true), 0);
+  ck_assert_int_eq (lb_wcache_cut (f.cache, &rep), 0);
+  ck_assert_uint_eq (rep.blocks_lost, 1);
+  ck_assert_uint_eq (lb_wcache_generation (f.cache), 1);
+
+  errno = 0;
+  ck_assert_int_eq (old->ops->pread (old, buf, 4096, 0), -1);
+  ck_assert_int_eq (errno, EIO);
+  errno = 0;
+  ck_assert_int_eq (old->ops->pwrite (old, buf, 4096, 0, false), -1);
+  ck_assert_int_eq (errno, EIO);
+  ck_assert_int_eq (old->ops->flush (old), -1);
+  ck_assert_int_eq (old->ops->trim (old, 4096, 0), -1);
+  ck_assert_int_eq (old->ops->zero (old, 4096, 0, 0), -1);
+
+  fresh = lb_wcache_connect (f.cache);
+  ck_assert_int_eq (fresh->ops->pread (fresh, buf, 4096, 0), 0);
+  ck_assert_int_eq (buf[0], 0); /* lost */
+  ck_assert_int_eq (fresh->ops->pread (fresh, buf, 4096, 16384), 0);
+  ck_assert_int_eq (buf[0], 1); /* FUA */
+  ck_assert_int_eq (fresh->ops->pwrite (fresh, buf, 4096, 0, false), 0);
+  old->ops->destroy (old);
+  fresh->ops->destroy (fresh);
+  fixture_free (&f);
+}
+END_TEST
+
+/* A cache of three blocks: writing ten blocks one by one flushes it
+ * before the 4th, 7th and 10th; a lose cut then keeps blocks 0-8 only.
+ */
+START_TEST (test_full_cache_flushes_implicitly)
+{
+  const struct geo_case *gc = &geos[0];
+  unsigned char buf[16384], back[16384];
+  struct lb_wcache_stats st;
+  struct lb_cut_report rep;
+  struct lb_geometry g;
+  struct fixture f;
+
+  test_geometry (&g, gc->size, gc->physical, gc->logical, 32u << 20);
+  fixture_init (&f, gc, LB_CUT_LOSE, 5, 3 * lb_wcache_min_bytes (&g), 0);
+  for (unsigned i = 0; i < 10; i++) {
+    memset (buf, 'a' + i, sizeof buf);
+    ck_assert_int_eq (f.cache->ops->pwrite (f.cache, buf, 16384, i * 16384,
+                                            false),
+                      0);
+  }
+  lb_wcache_get_stats (f.cache, &st);
+  ck_assert_uint_eq (st.implicit_flushes, 3);
+  ck_assert_uint_eq (st.cache_bytes_peak, 3 * lb_wcache_min_bytes (&g));
+  ck_assert_uint_eq (st.dirty_blocks, 1);
+  ck_assert_int_eq (lb_wcache_cut (f.cache, &rep), 0);
+  ck_assert_uint_eq (rep.blocks_lost, 1);
+  for (unsigned i = 0; i < 10; i++) {
+    memset (buf, i < 9 ? 'a' + i : 0, sizeof buf);
+    ck_assert_int_eq (f.cache->ops->pread (f.cache, back, 16384, i * 16384),
+                      0);
+    ck_assert (memcmp (buf, back, sizeof buf) == 0);
+  }
+  fixture_free (&f);
+}
+END_TEST
+
+START_TEST (test_cut_after_nth_request)
+{
+  struct lb_wcache_stats st;
+  unsigned char buf[4096];
+  struct lb_store *conn;
+  struct fixture f;
+
+  memset (buf, 7, sizeof buf);
+  fixture_init (&f, &geos[0], LB_CUT_LOSE, 3, 0, 3);
+  conn = lb_wcache_connect (f.cache);
+  ck_assert_int_eq (conn->ops->pwrite (conn, buf, 4096, 0, true), 0);
+  ck_assert_int_eq (conn->ops->trim (conn, 4096, 16384), 0);
+  ck_assert_int_eq (conn->ops->flush (conn), 0); /* not counted */
+  errno = 0;
+  ck_assert_int_eq (conn->ops->pwrite (conn, buf, 4096, 32768, false), -1);
+  ck_assert_int_eq (errno, EIO);
+  lb_wcache_get_stats (f.cache, &st);
+  ck_assert_uint_eq (st.total.cut, 1);
+  ck_assert_uint_eq (st.last.blocks_lost, 1);
+  ck_assert_int_eq (conn->ops->pread (conn, buf, 4096, 0), -1);
+  conn->ops->destroy (conn);
+  conn = lb_wcache_connect (f.cache);
+  ck_assert_int_eq (conn->ops->pread (conn, buf, 4096, 0), 0);
+  ck_assert_int_eq (buf[0], 7);
+  ck_assert_int_eq (conn->ops->pread (conn, buf, 4096, 32768), 0);
+  ck_assert_int_eq (buf[0], 0);
+  conn->ops->destroy (conn);
+  fixture_free (&f);
+}
+END_TEST
+
+/* A memory limit with no room for a cache buffer: writes go through. */
+START_TEST (test_memory_limit_writes_through)
+{
+  const struct geo_case *gc = &geos[0];
+  struct lb_wcache_config c = { .mode = LB_CUT_LOSE,
+                                .seed = 1,
+                                .cache_bytes = 64u << 20 };
+  unsigned char buf[16384], back[16384];
+  struct lb_wcache_stats st;
+  struct lb_cut_report rep;
+  struct lb_store *cache;
+  struct lb_geometry g;
+
+  test_geometry (&g, gc->size, gc->physical, gc->logical, 32u << 20);
+  cache = lb_wcache_new (lb_ramstore_new (&g, 2 * 16384), &c);
+  ck_assert_ptr_nonnull (cache);
+  memset (buf, 9, sizeof buf);
+  /* Blocks 0 and 1 cached (two folios charged): the third write finds no
+   * memory, flushes the cache (the durable store now holds the two), still
+   * finds none, and fails with ENOSPC.
+   */
+  ck_assert_int_eq (cache->ops->pwrite (cache, buf, 16384, 0, false), 0);
+  ck_assert_int_eq (cache->ops->pwrite (cache, buf, 16384, 16384, false), 0);
+  errno = 0;
+  ck_assert_int_eq (cache->ops->pwrite (cache, buf, 16384, 32768, false), -1);
+  ck_assert_int_eq (errno, ENOSPC);
+  /* Rewriting a durable block needs a cache folio there is no room for:
+   * it is written through, and survives a cut.
+   */
+  ck_assert_int_eq (cache->ops->flush (cache), 0);
+  memset (buf, 3, sizeof buf);
+  ck_assert_int_eq (cache->ops->pwrite (cache, buf, 16384, 0, false), 0);
+  lb_wcache_get_stats (cache, &st);
+  ck_assert_uint_gt (st.written_through, 0);
+  ck_assert_int_eq (lb_wcache_cut (cache, &rep), 0);
+  ck_assert_int_eq (cache->ops->pread (cache, back, 16384, 0), 0);
+  ck_assert (memcmp (buf, back, sizeof buf) == 0);
+  cache->ops->destroy (cache);
+}
+END_TEST
+
+/* Threads write, read and flush their own blocks through their own
+ * connections (reconnecting after EIO) while the main thread cuts the
+ * power again and again: nothing crashes, and every logical block any
+ * read returns is whole (one byte value throughout), cut or no cut.
+ * Run under TSan to check the locking.
+ */
+struct stress {
+  struct fixture *f;
+  atomic_bool stop;
+  unsigned id;
+};
+
+static void *
+stress_worker (void *arg)
+{
+  struct stress *sx = arg;
+  const struct lb_geometry *g = &sx->f->g;
+  uint32_t lb = g->logical_bytes;
+  struct lb_store *conn = lb_wcache_connect (sx->f->cache);
+  unsigned char *buf = malloc (lb), *back = malloc (lb);
+  struct lb_prng r;
+
+  lb_prng_init (&r, sx->id);
+  while (!atomic_load (&sx->stop)) {
+    uint64_t lba = sx->id + 4 * (lb_prng_next (&r) % 16);
+    uint64_t at = lb_logical_to_bytes (g, lba);
+    int rc;
+
+    memset (buf, (int) (lb_prng_next (&r) % 255) + 1, lb);
+    rc = conn->ops->pwrite (conn, buf, lb, at, lb_prng_next (&r) % 8 == 0);
+    if (rc == 0)
+      rc = conn->ops->pread (conn, back, lb, at);
+    if (rc == 0) {
+      for (uint32_t i = 1; i < lb; i++)
+        ck_assert_int_eq (back[i], back[0]);
+      if (lb_prng_next (&r) % 16 == 0)
+        rc = conn->ops->flush (conn);
+    }
+    if (rc == -1) {
+      ck_assert_int_eq (errno, EIO);
+      conn->ops->destroy (conn);
+      conn = lb_wcache_connect (sx->f->cache);
+    }
+  }
+  conn->ops->destroy (conn);
+  free (buf);
+  free (back);
+  return NULL;
+}
+
+START_TEST (test_concurrent_requests_and_cuts)
+{
+  struct stress sx[4];
+  pthread_t t[4];
+  struct lb_cut_report rep;
+  struct fixture f;
+
+  fixture_init (&f, &geos[0], (enum lb_cut_mode) _i, 11, 0, 0);
+  for (unsigned i = 0; i < 4; i++) {
+    sx[i].f = &f;
+    sx[i].id = i;
+    atomic_init (&sx[i].stop, false);
+    ck_assert_int_eq (pthread_create (&t[i], NULL, stress_worker, &sx[i]), 0);
+  }
+  for (unsigned c = 1; c <= 20; c++) {
+    for (volatile unsigned spin = 0; spin < 100000; spin++)
+      ;
+    ck_assert_int_eq (lb_wcache_cut (f.cache, &rep), 0);
+    ck_assert_uint_eq (rep.cut, c);
+  }
+  for (unsigned i = 0; i < 4; i++) {
+    atomic_store (&sx[i].stop, true);
+    pthread_join (t[i], NULL);
+  }
+  fixture_free (&f);
+}
+END_TEST
+
+Suite *
+wcache_suite (void)
+{
+  Suite *s = suite_create ("wcache");
+  TCase *tc = tcase_create ("core");
+
+  tcase_set_timeout (tc, 120);
+  tcase_add_loop_test (tc, test_random_ops_then_cut_obey_the_mode, 0,
+                       NR_GEOS * NR_MODES);
+  tcase_add_loop_test (tc, test_same_seed_same_image, 0, NR_GEOS * NR_MODES);
+  tcase_add_test (tc, test_connections_open_at_the_cut_get_eio);
+  tcase_add_test (tc, test_full_cache_flushes_implicitly);
+  tcase_add_test (tc, test_cut_after_nth_request);
+  tcase_add_test (tc, test_memory_limit_writes_through);
+  tcase_add_loop_test (tc, test_concurrent_requests_and_cuts, 0, NR_MODES);
+  suite_add_tcase (s, tc);
+  return s;
+}
