@@ -12,7 +12,7 @@ tools_largeblock_verify_SOURCES = \
 	tools/verify-probe.c \
 	tools/verify.h
 tools_largeblock_verify_CFLAGS = $(AM_CFLAGS) $(LIBNBD_CFLAGS)
-tools_largeblock_verify_LDADD = lib/libpattern.la lib/libalignedio.la \
+tools_largeblock_verify_LDADD = lib/libcutclass.la lib/libpattern.la lib/libalignedio.la \
 	lib/libdisk.la lib/libcore.la $(LIBNBD_LIBS)
 
 man_MANS += docs/largeblock-verify.1
