@@ -18,6 +18,9 @@ lb_cutclass_layout_invalid (const struct lb_cutclass_layout *l)
 {
   if (!lb_pattern_block_size_ok (l->logical_bytes))
     return "the logical block is not a power of two from 512 to 64k";
+  if (l->physical_bytes == 0 ||
+      (l->physical_bytes & (l->physical_bytes - 1)) != 0)
+    return "the physical block is not a power of two";
   if (l->physical_bytes < l->logical_bytes ||
       l->physical_bytes % l->logical_bytes != 0)
     return "the physical block is not a multiple of the logical block";

@@ -74,8 +74,8 @@ struct lb_cutclass_result {
 
 /* NULL if the layout is usable, else why not (one line naming the value
  * and the rule): logical_bytes a valid stamped block size, physical_bytes
- * a multiple of it, at most LB_CUTCLASS_MAX_LOGICAL logical blocks in it,
- * old_gen != new_gen.
+ * a power of two and a multiple of it, at most LB_CUTCLASS_MAX_LOGICAL logical
+ * blocks in it, old_gen != new_gen.
  */
 const char *lb_cutclass_layout_invalid (const struct lb_cutclass_layout *l);
 

@@ -285,7 +285,8 @@ static const struct {
   { 256, 16384, 1, 2, "not a power of two from 512 to 64k" },
   { 3000, 12000, 1, 2, "not a power of two from 512 to 64k" },
   { 4096, 2048, 1, 2, "not a multiple of the logical block" },
-  { 4096, 12288 + 2048, 1, 2, "not a multiple of the logical block" },
+  { 4096, 12288, 1, 2, "the physical block is not a power of two" },
+  { 4096, 0, 1, 2, "the physical block is not a power of two" },
   { 512, 131072, 1, 2, "more than 128 logical blocks" },
   { 4096, 16384, 2, 2, "the old and the new generation are the same" },
 };
