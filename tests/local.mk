@@ -124,7 +124,8 @@ integration_tests += \
 	tests/test-verify-docs-cover-every-option.sh \
 	tests/test-verify-server-hangs-up-named.sh \
 	tests/test-verify-file-and-device.sh \
-	tests/test-verify-largeblock-run-device.sh
+	tests/test-verify-largeblock-run-device.sh \
+	tests/test-verify-power-cut.sh
 EXTRA_DIST += tests/verify-functions.sh tests/helpers/greet-and-hang-up.py
 
 # The installed library: its ABI, its man pages' examples, and a program

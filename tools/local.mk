@@ -9,6 +9,7 @@ tools_largeblock_verify_SOURCES = \
 	tools/target-nbd.c \
 	tools/target.h \
 	tools/verify-integrity.c \
+	tools/verify-power-cut.c \
 	tools/verify-probe.c \
 	tools/verify.h
 tools_largeblock_verify_CFLAGS = $(AM_CFLAGS) $(LIBNBD_CFLAGS)
