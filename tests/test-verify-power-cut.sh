@@ -5,7 +5,8 @@
 # exactly the torn blocks the server logged, and --expect-mode torn
 # holds; atomic mode leaves old and new blocks, never torn; lose leaves
 # every block old; --expect-mode atomic on the torn image fails and says
-# why; the same seed gives the identical report.  The cut comes through
+# why; the same seed gives the identical report; a logical block damaged
+# behind the server's back is foreign and fails in any mode.  The cut comes through
 # the FIFO, a command, or power-cut-after= (on a write of generation 2).
 # A cut too early, a server that never loses power, a FIFO nobody reads,
 # a failing command and bad options are each one clear line.
@@ -92,6 +93,24 @@ run_verify lose --write --seed 5 --power-cut "fifo:$tmpdir/lose.cut" \
 expect_rc lose 0
 json_assert lose "pc['blocks']['old'] == 64" \
     "pc['runs'] == [{'first': 0, 'count': 64, 'offset': 0, 'class': 'old'}]"
+
+# A file disk damaged behind the server's back just before the cut: the
+# logical block at 57344 is neither generation, so its physical block is
+# foreign -- exit 2 with no --expect-mode, and the block named.
+truncate -s 4M "$tmpdir/disk.img"
+cut_server damaged lose 7 file="$tmpdir/disk.img"
+run_verify damaged --write --seed 5 --power-cut "run:head -c 4096 \
+/dev/zero | tr '\\0' '\\245' | dd of='$tmpdir/disk.img' bs=4096 seek=14 \
+conv=notrunc status=none && echo cut > '$tmpdir/damaged.cut'" \
+    "$(uri_of damaged)"
+expect_rc damaged 2
+json_assert damaged "pc['blocks'] == {'old': 63, 'new': 0, 'torn': 0, \
+'foreign': 1}" "pc['violation'] is None and r['result'] == 'data error'" \
+    "{'first': 3, 'count': 1, 'offset': 49152, 'class': 'foreign', \
+'maps': ['ooxo']} in pc['runs']" \
+    "pc['errors'] == ['physical block at 49152: logical block 2 (at 57344) \
+is neither generation 1 nor 2: foreign: block at 57344 (expected \
+generation 2)']"
 
 # power-cut-after=74: the 10th write of generation 2 fails; the blocks
 # after it were never written again, so they are old.
