@@ -43,6 +43,12 @@ lib_libcaps_la_LIBADD = $(CAPNG_LIBS)
 noinst_LTLIBRARIES += lib/libpattern.la
 lib_libpattern_la_SOURCES = lib/pattern.c lib/pattern.h
 
+# What a power cut left in a region of stamped blocks (old, new, torn,
+# foreign) and what each power-cut mode allows.  tools/ and the unit
+# tests, with lib/libpattern.la and lib/libdisk.la after it.
+noinst_LTLIBRARIES += lib/libcutclass.la
+lib_libcutclass_la_SOURCES = lib/cutclass.c lib/cutclass.h
+
 # Aligned I/O on file descriptors (O_DIRECT).  The installed library and
 # the unit tests.
 noinst_LTLIBRARIES += lib/libalignedio.la

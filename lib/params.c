@@ -138,14 +138,8 @@ static int
 set_power_cut_mode (struct lb_params *p, const char *value, char *err,
                     size_t errlen)
 {
-  static const enum lb_cut_mode modes[] = { LB_CUT_LOSE, LB_CUT_ATOMIC,
-                                            LB_CUT_TORN };
-
-  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
-    if (strcmp (value, lb_cut_mode_name (modes[i])) == 0) {
-      p->wcache.mode = modes[i];
-      return 0;
-    }
+  if (lb_cut_mode_from_name (value, &p->wcache.mode) == 0)
+    return 0;
   return lb_fail (EINVAL, err, errlen,
                   "power-cut-mode %s is not one of: lose, atomic, torn",
                   value);

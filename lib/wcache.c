@@ -95,6 +95,21 @@ lb_cut_mode_name (enum lb_cut_mode mode)
   abort ();
 }
 
+int
+lb_cut_mode_from_name (const char *name, enum lb_cut_mode *mode)
+{
+  static const enum lb_cut_mode modes[] = { LB_CUT_LOSE, LB_CUT_ATOMIC,
+                                            LB_CUT_TORN };
+
+  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+    if (strcmp (name, lb_cut_mode_name (modes[i])) == 0) {
+      *mode = modes[i];
+      return 0;
+    }
+  errno = EINVAL;
+  return -1;
+}
+
 static struct view *
 to_view (struct lb_store *s)
 {

@@ -53,6 +53,11 @@ enum lb_cut_mode {
 /* "lose", "atomic", "torn". */
 const char *lb_cut_mode_name (enum lb_cut_mode mode);
 
+/* The mode named name ("lose", "atomic", "torn"): 0, or -1 with errno =
+ * EINVAL for any other name (*mode untouched).
+ */
+int lb_cut_mode_from_name (const char *name, enum lb_cut_mode *mode);
+
 struct lb_cut_report;
 
 struct lb_wcache_config {

@@ -15,6 +15,7 @@ tests_unit_check_lib_SOURCES = \
 	tests/unit/check-lib.c tests/unit/suites.h \
 	tests/unit/check-align.c \
 	tests/unit/check-aligned-io.c \
+	tests/unit/check-cutclass.c \
 	tests/unit/check-extents.c \
 	tests/unit/check-filestore.c \
 	tests/unit/check-geometry.c \
@@ -25,7 +26,7 @@ tests_unit_check_lib_SOURCES = \
 	tests/unit/check-stats.c \
 	tests/unit/check-wcache.c
 tests_unit_check_lib_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_check_lib_LDADD = lib/libdisk.la lib/libpattern.la \
+tests_unit_check_lib_LDADD = lib/libcutclass.la lib/libdisk.la lib/libpattern.la \
 	lib/libalignedio.la lib/libcore.la $(CHECK_LIBS)
 
 # ---- unit tests of server/: the process layer, the mkfs command line ----
@@ -124,7 +125,8 @@ integration_tests += \
 	tests/test-verify-docs-cover-every-option.sh \
 	tests/test-verify-server-hangs-up-named.sh \
 	tests/test-verify-file-and-device.sh \
-	tests/test-verify-largeblock-run-device.sh
+	tests/test-verify-largeblock-run-device.sh \
+	tests/test-verify-power-cut.sh
 EXTRA_DIST += tests/verify-functions.sh tests/helpers/greet-and-hang-up.py
 
 # The installed library: its ABI, its man pages' examples, and a program

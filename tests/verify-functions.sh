@@ -21,16 +21,18 @@ expect_rc () {
 }
 
 # json_assert NAME EXPR...: every Python expression holds for the report
-# r of run NAME (probes: the probes by name; blocks: r's block classes).
+# r of run NAME (probes: the probes by name; blocks: r's block classes;
+# pc: the --power-cut report).
 json_assert () {
     local name=$1; shift
     "$PYTHON_NBD" - "$tmpdir/$name.json" "$@" <<'PY' ||
 import json, sys
 r = json.load(open(sys.argv[1]))
-probes = {p["name"]: p for p in r["probes"]}
-failed = [p["name"] for p in r["probes"] if p["result"] == "fail"]
+probes = {p["name"]: p for p in r.get("probes", [])}
+failed = [p["name"] for p in r.get("probes", []) if p["result"] == "fail"]
 blocks = r.get("integrity", {}).get("blocks", {})
 errors = r.get("integrity", {}).get("errors", [])
+pc = r.get("power_cut", {})
 for expr in sys.argv[2:]:
     assert eval(expr), "does not hold: " + expr
 PY

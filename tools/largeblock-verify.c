@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cutclass.h"
 #include "geometry.h"
 #include "verify.h"
 
@@ -26,6 +27,8 @@
 #define IO_MAX_CAP_BYTES (8u << 20)      /* buffer per request slot */
 #define MAX_CONNECTIONS 64u
 #define MAX_DEPTH 64u
+#define DEFAULT_CUT_REGION_BYTES (1ull << 20)
+#define NELEMS(a) (sizeof (a) / sizeof (a)[0])
 
 /* ---- options ---- */
 
@@ -49,6 +52,12 @@ usage (FILE *fp)
     "  --rounds N           write rounds (default 4)\n"
     "  --duration SECONDS   keep adding rounds for this long (default 0)\n"
     "  --json               report in JSON\n"
+    "  --power-cut HOW      check what a power cut leaves of unflushed writes;\n"
+    "                       HOW: fifo:PATH, run:COMMAND or wait\n"
+    "  --expect-mode MODE   with --power-cut: fail unless the image is what\n"
+    "                       power-cut-mode MODE allows (lose, atomic, torn)\n"
+    "  --cut-timeout SECONDS  wait this long for the cut (default 30)\n"
+    "  --physical-block SIZE  the unit to classify (default: preferred size)\n"
     "  --help, --version\n"
     "\n"
     "Exit status: 0 ok, 1 non-conformant, 2 data error, 3 usage error,\n"
@@ -94,16 +103,28 @@ parse_size_opt (const char *opt, const char *str)
 }
 
 static double
-parse_seconds (const char *str)
+parse_seconds (const char *opt, const char *str, double min)
 {
   char *end;
   double v;
 
   errno = 0;
   v = strtod (str, &end);
-  if (errno || end == str || *end || !(v >= 0) || v > 1e7)
-    usage_error ("--duration %s is not a number of seconds", str);
+  if (errno || end == str || *end || !(v >= min) || v > 1e7)
+    usage_error ("%s %s is not a number of seconds from %g to 1e7", opt, str,
+                 min);
   return v;
+}
+
+static const char *
+parse_power_cut (const char *str)
+{
+  if ((strncmp (str, "fifo:", 5) == 0 && str[5]) ||
+      (strncmp (str, "run:", 4) == 0 && str[4]) || strcmp (str, "wait") == 0)
+    return str;
+  usage_error ("--power-cut %s is not one of: fifo:PATH, run:COMMAND, wait",
+               str);
+  return NULL;
 }
 
 enum {
@@ -117,6 +138,10 @@ enum {
   OPT_ROUNDS,
   OPT_DURATION,
   OPT_JSON,
+  OPT_POWER_CUT,
+  OPT_EXPECT_MODE,
+  OPT_CUT_TIMEOUT,
+  OPT_PHYSICAL_BLOCK,
   OPT_HELP,
   OPT_VERSION
 };
@@ -132,10 +157,43 @@ static const struct option long_options[] = {
   { "rounds", required_argument, NULL, OPT_ROUNDS },
   { "duration", required_argument, NULL, OPT_DURATION },
   { "json", no_argument, NULL, OPT_JSON },
+  { "power-cut", required_argument, NULL, OPT_POWER_CUT },
+  { "expect-mode", required_argument, NULL, OPT_EXPECT_MODE },
+  { "cut-timeout", required_argument, NULL, OPT_CUT_TIMEOUT },
+  { "physical-block", required_argument, NULL, OPT_PHYSICAL_BLOCK },
   { "help", no_argument, NULL, OPT_HELP },
   { "version", no_argument, NULL, OPT_VERSION },
   { NULL, 0, NULL, 0 },
 };
+
+/* The options only --power-cut takes, and those it has no use for. */
+static void
+check_power_cut_options (const struct verify_opts *o, const bool *given)
+{
+  static const struct {
+    int opt;
+    const char *name;
+  } cut_only[] = {
+    { OPT_EXPECT_MODE, "--expect-mode" },
+    { OPT_CUT_TIMEOUT, "--cut-timeout" },
+    { OPT_PHYSICAL_BLOCK, "--physical-block" },
+  }, not_with_cut[] = {
+    { OPT_VERIFY_ONLY, "--verify-only" }, { OPT_CONNECTIONS, "--connections" },
+    { OPT_DEPTH, "--depth" },             { OPT_ROUNDS, "--rounds" },
+    { OPT_DURATION, "--duration" },
+  };
+
+  for (size_t i = 0; !o->power_cut && i < NELEMS (cut_only); i++)
+    if (given[cut_only[i].opt - OPT_WRITE])
+      usage_error ("%s only applies with --power-cut", cut_only[i].name);
+  for (size_t i = 0; o->power_cut && i < NELEMS (not_with_cut); i++)
+    if (given[not_with_cut[i].opt - OPT_WRITE])
+      usage_error ("%s has no meaning with --power-cut (one connection "
+                   "writes two generations and checks them)",
+                   not_with_cut[i].name);
+  if (o->power_cut && target_is_path (o->uri))
+    usage_error ("--power-cut needs an NBD URI, not the path %s", o->uri);
+}
 
 static void
 parse_option (struct verify_opts *o, int c, bool *seed_given)
@@ -163,8 +221,23 @@ parse_option (struct verify_opts *o, int c, bool *seed_given)
   case OPT_ROUNDS:
     o->rounds = parse_u64 ("--rounds", optarg, 1, 1000000);
     break;
-  case OPT_DURATION: o->duration_s = parse_seconds (optarg); break;
+  case OPT_DURATION:
+    o->duration_s = parse_seconds ("--duration", optarg, 0);
+    break;
   case OPT_JSON: o->json = true; break;
+  case OPT_POWER_CUT: o->power_cut = parse_power_cut (optarg); break;
+  case OPT_EXPECT_MODE:
+    if (lb_cut_mode_from_name (optarg, &o->expect_mode) == -1)
+      usage_error ("--expect-mode %s is not one of: lose, atomic, torn",
+                   optarg);
+    o->expect_mode_given = true;
+    break;
+  case OPT_CUT_TIMEOUT:
+    o->cut_timeout_s = parse_seconds ("--cut-timeout", optarg, 0.01);
+    break;
+  case OPT_PHYSICAL_BLOCK:
+    o->physical_bytes = parse_size_opt ("--physical-block", optarg);
+    break;
   case OPT_HELP: usage (stdout); exit (VERIFY_EXIT_OK);
   case OPT_VERSION:
     printf ("largeblock-verify %s\n", PACKAGE_VERSION);
@@ -176,15 +249,23 @@ parse_option (struct verify_opts *o, int c, bool *seed_given)
 static void
 parse_options (int argc, char **argv, struct verify_opts *o)
 {
-  bool seed_given = false;
+  bool seed_given = false, given[OPT_VERSION - OPT_WRITE + 1] = { false };
   int c;
 
-  *o = (struct verify_opts) { .connections = 4, .depth = 8, .rounds = 4 };
-  while ((c = getopt_long (argc, argv, "", long_options, NULL)) != -1)
+  *o = (struct verify_opts) {
+    .connections = 4,
+    .depth = 8,
+    .rounds = 4,
+    .cut_timeout_s = 30,
+  };
+  while ((c = getopt_long (argc, argv, "", long_options, NULL)) != -1) {
     parse_option (o, c, &seed_given);
+    given[c - OPT_WRITE] = true;
+  }
   if (optind != argc - 1)
     usage_error ("expected exactly one NBD URI, device or file (see --help)");
   o->uri = argv[optind];
+  check_power_cut_options (o, given);
   if (o->write && o->verify_only)
     usage_error ("--write and --verify-only exclude each other");
   if (!o->write && !o->verify_only)
@@ -227,7 +308,7 @@ describe_export (struct target *t, struct verify_export *ex)
 static void
 choose_region (const struct verify_opts *o, struct verify_export *ex)
 {
-  uint64_t block = ex->block_bytes, avail, io_max;
+  uint64_t block = ex->block_bytes, avail, io_max, default_bytes;
 
   if (!lb_pattern_block_size_ok (ex->block_bytes))
     usage_error ("minimum block size %" PRIu32 " is above 64k", ex->min_bytes);
@@ -237,9 +318,11 @@ choose_region (const struct verify_opts *o, struct verify_export *ex)
                  o->offset_bytes, block, ex->size_bytes);
   avail = (ex->size_bytes - o->offset_bytes) / block * block;
   ex->region_offset_bytes = o->offset_bytes;
+  default_bytes = o->power_cut ? DEFAULT_CUT_REGION_BYTES
+                               : DEFAULT_REGION_BYTES;
   ex->region_bytes = o->size_bytes ? o->size_bytes
-    : avail < DEFAULT_REGION_BYTES ? avail
-                                   : DEFAULT_REGION_BYTES;
+    : avail < default_bytes        ? avail
+                                   : default_bytes;
   if (ex->region_bytes % block || ex->region_bytes > avail ||
       ex->region_bytes == 0)
     usage_error ("--size %" PRIu64
@@ -254,6 +337,38 @@ choose_region (const struct verify_opts *o, struct verify_export *ex)
   ex->io_max_bytes = (uint32_t) (io_max / block * block);
   if (ex->io_max_bytes == 0)
     ex->io_max_bytes = (uint32_t) block;
+}
+
+/* --power-cut: the physical block, which the region must be made of;
+ * exits on a bad one.
+ */
+static void
+choose_physical (const struct verify_opts *o, struct verify_export *ex)
+{
+  uint64_t block = ex->block_bytes, phys = o->physical_bytes;
+  struct lb_cutclass_layout l = { .old_gen = 1, .new_gen = 2 };
+  const char *why;
+
+  if (!phys)
+    phys = ex->preferred_bytes > block && ex->preferred_bytes % block == 0
+      ? ex->preferred_bytes
+      : block;
+  l.logical_bytes = ex->block_bytes;
+  l.physical_bytes = phys > UINT32_MAX ? 0 : (uint32_t) phys;
+  why = lb_cutclass_layout_invalid (&l);
+  if (why)
+    usage_error ("--physical-block %" PRIu64 " with %" PRIu64
+                 "-byte logical blocks: %s",
+                 phys, block, why);
+  if (ex->max_bytes && phys > ex->max_bytes)
+    usage_error ("--physical-block %" PRIu64 " is above the export's "
+                 "maximum request, %" PRIu32,
+                 phys, ex->max_bytes);
+  if (ex->region_offset_bytes % phys || ex->region_bytes % phys)
+    usage_error ("--offset %" PRIu64 " and --size %" PRIu64
+                 " must be multiples of the %" PRIu64 "-byte physical block",
+                 ex->region_offset_bytes, ex->region_bytes, phys);
+  ex->physical_bytes = (uint32_t) phys;
 }
 
 /* ---- output ---- */
@@ -338,7 +453,7 @@ print_human (const struct verify_opts *o, const struct verify_export *ex,
   printf ("result             %s\n", verdict_of (code));
 }
 
-static void
+void
 json_string (const char *s)
 {
   putchar ('"');
@@ -350,6 +465,15 @@ json_string (const char *s)
     else
       putchar (*s);
   putchar ('"');
+}
+
+void
+json_string_lines (const char *lines, size_t stride, unsigned n)
+{
+  for (unsigned i = 0; i < n; i++) {
+    printf ("%s\n   ", i ? "," : "");
+    json_string (lines + i * stride);
+  }
 }
 
 static const char *
@@ -376,10 +500,7 @@ print_json_integrity (const struct verify_opts *o,
             rep->blocks_by_class[c]);
   printf ("},\n  \"errors_total\": %" PRIu64 ", \"errors\": [",
           rep->nr_errors_total);
-  for (unsigned i = 0; i < rep->nr_errors; i++) {
-    printf ("%s\n   ", i ? "," : "");
-    json_string (rep->errors[i]);
-  }
+  json_string_lines (rep->errors[0], sizeof rep->errors[0], rep->nr_errors);
   printf ("]}");
 }
 
@@ -442,6 +563,18 @@ main (int argc, char **argv)
   if (opts.write && ex.read_only)
     usage_error ("%s is read-only: --write cannot write to it", opts.uri);
   choose_region (&opts, &ex);
+  if (opts.power_cut) {
+    choose_physical (&opts, &ex);
+    if (!ex.can_flush) {
+      fprintf (stderr,
+               "largeblock-verify: --power-cut: %s does not "
+               "support flush, so nothing is durable before a cut\n",
+               opts.uri);
+      t->ops->close (t);
+      return VERIFY_EXIT_FAILURE;
+    }
+    return verify_power_cut (&opts, &ex, t);
+  }
   rep = report_new ();
   if (!rep) {
     fprintf (stderr, "largeblock-verify: out of memory\n");

@@ -9,10 +9,11 @@ tools_largeblock_verify_SOURCES = \
 	tools/target-nbd.c \
 	tools/target.h \
 	tools/verify-integrity.c \
+	tools/verify-power-cut.c \
 	tools/verify-probe.c \
 	tools/verify.h
 tools_largeblock_verify_CFLAGS = $(AM_CFLAGS) $(LIBNBD_CFLAGS)
-tools_largeblock_verify_LDADD = lib/libpattern.la lib/libalignedio.la \
+tools_largeblock_verify_LDADD = lib/libcutclass.la lib/libpattern.la lib/libalignedio.la \
 	lib/libdisk.la lib/libcore.la $(LIBNBD_LIBS)
 
 man_MANS += docs/largeblock-verify.1

@@ -140,7 +140,7 @@ hung_up_in_handshake (int err, const char *msg)
 }
 
 struct target *
-target_nbd_open (const char *uri, bool strict)
+target_nbd_try_open (const char *uri, bool strict, char *err, size_t errlen)
 {
   struct nbd_target *nt = calloc (1, sizeof *nt);
   struct nbd_handle *h = nbd_create ();
@@ -151,11 +151,11 @@ target_nbd_open (const char *uri, bool strict)
                                                 nbd_get_error ());
 
     if (hung_up)
-      fprintf (stderr, "largeblock-verify: cannot connect to %s: %s (%s)\n",
-               uri, hung_up, nbd_get_error ());
+      snprintf (err, errlen, "cannot connect to %s: %s (%s)", uri, hung_up,
+                nbd_get_error ());
     else
-      fprintf (stderr, "largeblock-verify: cannot connect to %s: %s\n", uri,
-               nt ? nbd_get_error () : "out of memory");
+      snprintf (err, errlen, "cannot connect to %s: %s", uri,
+                nt ? nbd_get_error () : "out of memory");
     if (h)
       nbd_close (h);
     free (nt);
@@ -164,6 +164,17 @@ target_nbd_open (const char *uri, bool strict)
   nt->t.ops = &nbd_ops;
   nt->h = h;
   return &nt->t;
+}
+
+struct target *
+target_nbd_open (const char *uri, bool strict)
+{
+  char err[512];
+  struct target *t = target_nbd_try_open (uri, strict, err, sizeof err);
+
+  if (!t)
+    fprintf (stderr, "largeblock-verify: %s\n", err);
+  return t;
 }
 
 struct nbd_handle *

@@ -13,6 +13,7 @@
 #define LARGEBLOCK_VERIFY_TARGET_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <libnbd.h>
@@ -63,6 +64,12 @@ struct target *target_open (const char *name, bool strict, bool write);
 
 /* NBD: libnbd's client-side checks are off when strict is false. */
 struct target *target_nbd_open (const char *uri, bool strict);
+
+/* As target_nbd_open, but a failure fills err with one line instead of
+ * printing it (for callers that retry).
+ */
+struct target *target_nbd_try_open (const char *uri, bool strict, char *err,
+                                    size_t errlen);
 
 /* Path: opened O_DIRECT, read-write only when write. */
 struct target *target_fd_open (const char *path, bool write);

@@ -8,9 +8,11 @@
 #define LARGEBLOCK_VERIFY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pattern.h"
+#include "wcache.h"
 #include "report.h"
 #include "target.h"
 
@@ -41,6 +43,12 @@ struct verify_opts {
   unsigned depth;
   unsigned rounds;
   double duration_s;
+  /* --power-cut: NULL, or "fifo:PATH", "run:COMMAND" or "wait" */
+  const char *power_cut;
+  bool expect_mode_given;
+  enum lb_cut_mode expect_mode;
+  double cut_timeout_s;
+  uint64_t physical_bytes; /* --physical-block; 0: the preferred size */
 };
 
 struct verify_export {
@@ -48,9 +56,10 @@ struct verify_export {
   uint32_t min_bytes; /* as advertised; 0 when not advertised */
   uint32_t preferred_bytes;
   uint32_t max_bytes;
-  bool max_enforced;     /* NBD: above max_bytes must be refused */
-  uint32_t block_bytes;  /* stamped block: max (minimum, 512) */
-  uint32_t io_max_bytes; /* largest integrity request */
+  bool max_enforced;       /* NBD: above max_bytes must be refused */
+  uint32_t block_bytes;    /* stamped block: max (minimum, 512) */
+  uint32_t physical_bytes; /* --power-cut: a multiple of block_bytes */
+  uint32_t io_max_bytes;   /* largest integrity request */
   uint64_t region_offset_bytes;
   uint64_t region_bytes;
   bool read_only, can_trim, can_zero, can_flush, multi_conn;
@@ -71,5 +80,21 @@ void verify_probes (const struct verify_opts *opts,
 int verify_integrity (const struct verify_opts *opts,
                       const struct verify_export *ex,
                       struct verify_report *rep);
+
+/* Print s as a JSON string (quoted, escaped) on stdout. */
+void json_string (const char *s);
+
+/* The n strings at lines, stride bytes apart, as the elements of a JSON
+ * array (one per line, comma-separated; no brackets).
+ */
+void json_string_lines (const char *lines, size_t stride, unsigned n);
+
+/* --power-cut: write generation 1 over the region, flush, write
+ * generation 2, make the power fail, reconnect, classify every physical
+ * block (lib/cutclass) and print the report.  Takes t, the connection
+ * open since the start, and closes it.  Returns the exit code.
+ */
+int verify_power_cut (const struct verify_opts *opts,
+                      const struct verify_export *ex, struct target *t);
 
 #endif /* LARGEBLOCK_VERIFY_H */
