@@ -74,8 +74,9 @@ struct ramstore {
   unsigned group_shift; /* log2 of folios per lock group */
   struct node *root;
   uint64_t limit_folios;    /* 0: unlimited */
-  _Atomic uint64_t charged; /* allocated + reserved by writes */
+  _Atomic uint64_t charged; /* allocated + reserved + held */
   _Atomic uint64_t allocated;
+  _Atomic uint64_t held; /* charged by a layer above (ram_charge) */
   _Atomic uint64_t peak;
   _Atomic uint64_t nr_nodes;
   struct stripe stripes[NR_STRIPES];
@@ -454,8 +455,9 @@ count_absent_group (struct ramstore *rs, const struct group_span *gs,
  * The charge also holds the reservations of writes in flight, and two
  * writes to one absent folio both reserve it although only one will
  * create it.  So a refused charge is final only when the folios that
- * exist plus those this write still needs are over the limit; otherwise
- * other writes' reservations are in the way, and they drop them (or turn
+ * exist, plus those a layer above holds (the write cache's blocks), plus
+ * those this write still needs are over the limit; otherwise other
+ * writes' reservations are in the way, and they drop them (or turn
  * them into folios) as soon as they finish: wait a little and retry.
  */
 static bool
@@ -470,10 +472,11 @@ over_limit_without_reservations (struct ramstore *rs, uint64_t offset,
    */
   uint64_t allocated = atomic_load_explicit (&rs->allocated,
                                              memory_order_acquire);
+  uint64_t held = atomic_load_explicit (&rs->held, memory_order_acquire);
   uint64_t absent = 0;
 
   for_each_group (rs, offset, count, count_absent_group, &absent);
-  return allocated + absent > rs->limit_folios;
+  return allocated + held + absent > rs->limit_folios;
 }
 
 #define RESERVE_SPINS 100    /* sched_yield first: reservations are brief */
@@ -773,13 +776,21 @@ ram_destroy (struct lb_store *s)
 static bool
 ram_charge (struct lb_store *s, uint64_t nr_folios)
 {
-  return charge (to_ramstore (s), nr_folios);
+  struct ramstore *rs = to_ramstore (s);
+
+  if (!charge (rs, nr_folios))
+    return false;
+  atomic_fetch_add_explicit (&rs->held, nr_folios, memory_order_release);
+  return true;
 }
 
 static void
 ram_uncharge (struct lb_store *s, uint64_t nr_folios)
 {
-  uncharge (to_ramstore (s), nr_folios);
+  struct ramstore *rs = to_ramstore (s);
+
+  atomic_fetch_sub_explicit (&rs->held, nr_folios, memory_order_release);
+  uncharge (rs, nr_folios);
 }
 
 static const struct lb_store_ops ramstore_ops = {
