@@ -230,20 +230,32 @@ cut_power (struct run *run)
   return 0;
 }
 
-/* The read-only checker of the filesystem --mkfs made, on dev. */
+/* The read-only checker of the filesystem --mkfs made, on dev.  Its
+ * output (xfs_repair writes its progress to stderr) is shown only if
+ * it fails, or with --verbose.
+ */
 static int
 fsck_readonly (struct run *run, struct disk *d)
 {
-  char *xfs[] = { "xfs_repair", "-n", d->dev, NULL };
-  char *ext4[] = { "e2fsck", "-f", "-n", d->dev, NULL };
-  char *btrfs[] = { "btrfs", "check", "--readonly", d->dev, NULL };
-  char **argv = xfs;
+  const char *cmd = "xfs_repair -n";
+  char script[64], out[4096], how[64];
+  char *argv[] = { "sh", "-c", script, "sh", d->dev, NULL };
+  int status;
 
   if (strcmp (run->opt.mkfs, "ext4") == 0)
-    argv = ext4;
+    cmd = "e2fsck -f -n";
   else if (strcmp (run->opt.mkfs, "btrfs") == 0)
-    argv = btrfs;
-  return run_step (run, argv);
+    cmd = "btrfs check --readonly";
+  snprintf (script, sizeof script, "exec %s \"$1\" 2>&1", cmd);
+  if (run->opt.verbose)
+    return run_step (run, argv);
+  status = run_step_capture (run, argv, out, sizeof out);
+  if (proc_exited_zero (status))
+    return 0;
+  if (status != -1)
+    fprintf (stderr, "%s" PROG ": %s %s: %s\n", out, cmd, d->dev,
+             proc_status_text (status, how, sizeof how));
+  return -1;
 }
 
 static const char *

@@ -7,11 +7,11 @@
 # the disk without a flush, so they sit in its volatile write cache.
 #
 #   CRASH_FILES    how many files (default 40)
-#   CRASH_CUT_AT   after this many fsyncs, cut the power itself through
-#                  $LARGEBLOCK_CUT after the next unflushed file, and
-#                  keep writing (0: never; the cut
-#                  then comes from power-cut-after= or from
-#                  largeblock-run when the workload ends)
+#   CRASH_CUT_AT   after this many fsyncs, write the next unflushed file
+#                  and CRASH_BURST (default 4) more in a row, cut the
+#                  power itself through $LARGEBLOCK_CUT and keep writing
+#                  (0: never; the cut then comes from power-cut-after=
+#                  or from largeblock-run when the workload ends)
 #   CRASH_SEED     the seed of the file contents and sizes
 #
 # After the cut every write and fsync fails (the filesystem shuts
@@ -27,6 +27,7 @@ mnt = os.environ["LARGEBLOCK_MNT"]
 manifest = os.environ["CRASH_MANIFEST"]
 files = int(os.environ.get("CRASH_FILES", "40"))
 cut_at = int(os.environ.get("CRASH_CUT_AT", "0"))
+burst = int(os.environ.get("CRASH_BURST", "4"))
 rng = random.Random(int(os.environ.get("CRASH_SEED", "1")))
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -74,7 +75,18 @@ with open(manifest, "a") as man:
                 man.flush()
                 synced += 1
             elif synced == cut_at and cut_at > 0:
-                # Right after an unflushed file reached the disk's cache.
+                # A burst of unflushed files in a row (no fsync between
+                # them flushes the cache), then the cut.
+                for b in range(burst):
+                    fd = os.open(os.path.join(mnt, "d/b%03d.%d" % (i, b)),
+                                 os.O_WRONLY | os.O_CREAT, 0o644)
+                    try:
+                        os.write(fd, rng.randbytes(rng.choice([4096, 20000,
+                                                               65536,
+                                                               262144])))
+                        write_back(fd)
+                    finally:
+                        os.close(fd)
                 with open(os.environ["LARGEBLOCK_CUT"], "w") as cut:
                     cut.write("cut\n")
     except OSError as e:
