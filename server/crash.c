@@ -26,12 +26,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "proc.h"
 #include "run.h"
 
 #define CUT_TIMEOUT_MS 30000
+#define CUT_SETTLE_MS 1000
 
 /* Exit statuses of a crash test, besides 0, 1 (usage, set-up or
  * teardown failed) and 128+N (signal N).
@@ -200,26 +202,69 @@ power_was_cut (void *arg)
   return read_cut_stats (run, &st) == 0 && st.cuts > 0;
 }
 
+/* Bytes written to the power-cut FIFO that the server has not read:
+ * a cut on its way.  0 if none or unknown.
+ */
+static int
+fifo_pending (const struct run *run)
+{
+  int fd, n = 0;
+
+  /* O_RDWR: never blocks, and adds no reader that could take a line. */
+  fd = open (run->wc.fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (fd == -1)
+    return 0;
+  if (ioctl (fd, FIONREAD, &n) == -1)
+    n = 0;
+  close (fd);
+  return n;
+}
+
+static bool
+cut_and_fifo_drained (void *arg)
+{
+  const struct run *run = arg;
+
+  return power_was_cut (arg) && fifo_pending (run) == 0;
+}
+
+static int
+write_cut (const struct run *run)
+{
+  int fd;
+
+  verbose (run, "cutting the power through %s", run->wc.fifo);
+  fd = open (run->wc.fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd == -1 || write (fd, "cut\n", 4) != 4) {
+    fprintf (stderr, PROG ": power-cut FIFO %s: %m\n", run->wc.fifo);
+    if (fd >= 0)
+      close (fd);
+    return -1;
+  }
+  close (fd);
+  return 0;
+}
+
 /* Cut the power unless it was cut already, and wait until the statsfile
- * counts the cut.  0; -1 after a caught signal; CRASH_NO_CUT.
+ * counts the cut and the FIFO is empty.  A "cut" the workload wrote
+ * just before it ended may still be in the FIFO, or the server may be
+ * carrying it out (CUT_SETTLE_MS is ample for that): writing another
+ * then would cut a second time, perhaps under the re-attached disk.
+ * 0; -1 after a caught signal; CRASH_NO_CUT.
  */
 static int
 cut_power (struct run *run)
 {
-  int fd, r;
+  int r;
 
-  if (!power_was_cut (run)) {
-    verbose (run, "cutting the power through %s", run->wc.fifo);
-    fd = open (run->wc.fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd == -1 || write (fd, "cut\n", 4) != 4) {
-      fprintf (stderr, PROG ": power-cut FIFO %s: %m\n", run->wc.fifo);
-      if (fd >= 0)
-        close (fd);
+  if (!power_was_cut (run) && fifo_pending (run) == 0) {
+    r = proc_poll_until (power_was_cut, run, CUT_SETTLE_MS, 10, true);
+    if (r == -1)
+      return -1;
+    if (r == 0 && write_cut (run) == -1)
       return CRASH_NO_CUT;
-    }
-    close (fd);
   }
-  r = proc_poll_until (power_was_cut, run, CUT_TIMEOUT_MS, 10, true);
+  r = proc_poll_until (cut_and_fifo_drained, run, CUT_TIMEOUT_MS, 10, true);
   if (r == -1)
     return -1;
   if (r == 0) {

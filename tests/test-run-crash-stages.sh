@@ -5,7 +5,8 @@
 # re-attach's losetup --find, the third losetup call after set-up's and
 # the detach's (12), the recovery mount (13) -- through a PATH
 # wrapper that fails its Nth call; --check fails (14); xfs_repair -n
-# fails (15), and its output is then shown.
+# fails (15), and its output is then shown.  A workload that cuts the
+# power itself and ends at once gets exactly one cut.
 : "${abs_top_srcdir:?run through make check}"
 source "$abs_top_srcdir/tests/functions.sh" || exit 1
 source "$abs_top_srcdir/tests/run-functions.sh" || exit 1
@@ -69,6 +70,10 @@ stage "fsck fails" 15 "mount=ok check=ok fsck=failed" \
     xfs_repair 1 --check=true "${crash[@]}" -- true
 expect_msg "fail-nth: xfs_repair call 1 fails"
 expect_msg "xfs_repair -n /dev/loop"
+# A workload that cuts and ends at once: largeblock-run sees that cut
+# (still in the FIFO, or being carried out) and adds none of its own.
+stage "workload cuts and ends" 0 "cuts=1 .* mount=ok check=none fsck=ok" \
+    "" 0 "${crash[@]}" -- sh -c 'echo cut >"$LARGEBLOCK_CUT"'
 stage "all pass" 0 "mode=lose seed=5 cuts=1 .* mount=ok check=ok fsck=ok" \
     "" 0 --check=true "${crash[@]}" -- true
 # A clean xfs_repair -n says nothing without --verbose.
