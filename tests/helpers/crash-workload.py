@@ -13,6 +13,8 @@
 #                  (0: never; the cut then comes from power-cut-after=
 #                  or from largeblock-run when the workload ends)
 #   CRASH_SEED     the seed of the file contents and sizes
+#   CRASH_DIR      the directory it makes in the mount (default d), so
+#                  that several can run at once on one manifest
 #
 # After the cut every write and fsync fails (the filesystem shuts
 # down): the workload stops at the first error and exits 0, since the
@@ -28,6 +30,7 @@ manifest = os.environ["CRASH_MANIFEST"]
 files = int(os.environ.get("CRASH_FILES", "40"))
 cut_at = int(os.environ.get("CRASH_CUT_AT", "0"))
 burst = int(os.environ.get("CRASH_BURST", "4"))
+top = os.environ.get("CRASH_DIR", "d")
 rng = random.Random(int(os.environ.get("CRASH_SEED", "1")))
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -46,13 +49,13 @@ def write_back(fd):
 synced = 0
 with open(manifest, "a") as man:
     try:
-        os.mkdir(os.path.join(mnt, "d"))
+        os.mkdir(os.path.join(mnt, top))
         for i in range(files):
             # Sizes across the 4k..64k block boundaries and beyond.
             size = rng.choice([1, 4095, 4096, 12288, 16384, 20000,
                                65536, 100000, 262144])
             data = rng.randbytes(size)
-            name = "d/f%03d" % i
+            name = "%s/f%03d" % (top, i)
             fd = os.open(os.path.join(mnt, name),
                          os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             try:
@@ -65,7 +68,7 @@ with open(manifest, "a") as man:
                 os.close(fd)
             if i % 2 == 0:
                 # The directory entry too, so the name survives.
-                dfd = os.open(os.path.join(mnt, "d"), os.O_RDONLY)
+                dfd = os.open(os.path.join(mnt, top), os.O_RDONLY)
                 try:
                     os.fsync(dfd)
                 finally:
@@ -78,7 +81,7 @@ with open(manifest, "a") as man:
                 # A burst of unflushed files in a row (no fsync between
                 # them flushes the cache), then the cut.
                 for b in range(burst):
-                    fd = os.open(os.path.join(mnt, "d/b%03d.%d" % (i, b)),
+                    fd = os.open(os.path.join(mnt, "%s/b%03d.%d" % (top, i, b)),
                                  os.O_WRONLY | os.O_CREAT, 0o644)
                     try:
                         os.write(fd, rng.randbytes(rng.choice([4096, 20000,
