@@ -626,7 +626,9 @@ again:
 }
 
 /* The Nth write, trim or zero that power-cut-after names: the cut happens
- * once it has reached the cache, and its reply is EIO.
+ * once it has reached the cache, and its reply is EIO.  Only if the
+ * power has not failed before (a cut on demand): the Nth request would
+ * otherwise cut the recovery that follows that cut.
  */
 static int
 maybe_cut_after (struct view *v, uint64_t nth, int r)
@@ -634,7 +636,8 @@ maybe_cut_after (struct view *v, uint64_t nth, int r)
   struct wcache *wc = v->wc;
   struct lb_cut_report rep;
 
-  if (wc->cfg.cut_after == 0 || nth != wc->cfg.cut_after)
+  if (wc->cfg.cut_after == 0 || nth != wc->cfg.cut_after ||
+      atomic_load_explicit (&wc->gen, memory_order_acquire) != 0)
     return r;
   lb_wcache_cut (&wc->main.store, &rep);
   return stale_error ();

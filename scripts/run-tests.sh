@@ -56,6 +56,9 @@ fi
 # Always: make check-vm boots guest kernels under QEMU (largeblock-vm,
 # docs/vm-testing.md); counted like the hardening checks.
 harden check-vm test-suite-vm.log make check-vm
+# Always: make check-crash, the full XFS power-cut table of largeblock-run
+# --crash-test (docs/crash-testing.md, about 2.5 minutes).
+harden check-crash test-suite-crash.log make check-crash
 
 make -j"$(nproc)" check
 status=$?

@@ -37,6 +37,9 @@ start_nbdfuse (struct run *run, struct disk *d)
     return -1;
   }
   verbose (run, "exposing the export as %s", d->fuse_file);
+  /* A re-attach (crash.c) must not take the last nbdfuse's pid file
+   * for the new one's. */
+  unlink (d->fuse_pidfile);
   d->fuse_started = true;
   return start_daemon (run->opt.verbose, "nbdfuse", argv, d->fuse_pidfile,
                        false, &d->fuse_pid);

@@ -144,6 +144,39 @@ unmount_filesystem (struct run *run, struct disk *d)
 }
 
 int
+disk_unmount (struct run *run, struct disk *d)
+{
+  if (disk_is_mounted (d) && unmount_filesystem (run, d) == -1)
+    return -1;
+  d->mount_started = false;
+  return 0;
+}
+
+int
+disk_detach_keep_server (struct run *run, struct disk *d)
+{
+  if (disk_unmount (run, d) == -1)
+    return -1;
+  return run->attach->detach (run, d);
+}
+
+int
+disk_reattach (struct run *run, struct disk *d)
+{
+  if (run->attach->attach (run, d) == -1 || proc_caught_signal ())
+    return -1;
+  return 0;
+}
+
+int
+disk_mount (struct run *run, struct disk *d)
+{
+  if (mount_filesystem (run, d) == -1 || proc_caught_signal ())
+    return -1;
+  return 0;
+}
+
+int
 teardown_disk (struct run *run, struct disk *d)
 {
   int r = 0;

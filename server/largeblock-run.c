@@ -41,6 +41,8 @@ usage (FILE *fp)
     " [--attach=auto|nbd|loop] [--disks=N] [--mkfs=xfs|ext4|btrfs]\n"
     "       [--fs-blksize=BYTES] [--mkfs-options=OPTS] [--mount[=DIR]]\n"
     "       [--plugin=PATH] [--verbose] [PARAM=VALUE ...] [-- COMMAND [ARG ...]]\n"
+    "       " PROG " --crash-test --mkfs=FS --mount[=DIR] [--check=CMD] ...\n"
+    "              write-cache=volatile [PARAM=VALUE ...] -- WORKLOAD [ARG ...]\n"
     "       " PROG " --cleanup [--verbose]\n");
 }
 
@@ -135,7 +137,9 @@ parse_options (struct run *run, int argc, char **argv)
 {
   enum {
     O_ATTACH = 256,
+    O_CHECK,
     O_CLEANUP,
+    O_CRASH_TEST,
     O_DISKS,
     O_MKFS,
     O_MKFS_OPTIONS,
@@ -145,7 +149,9 @@ parse_options (struct run *run, int argc, char **argv)
   };
   static const struct option longopts[] = {
     { "attach", required_argument, NULL, O_ATTACH },
+    { "check", required_argument, NULL, O_CHECK },
     { "cleanup", no_argument, NULL, O_CLEANUP },
+    { "crash-test", no_argument, NULL, O_CRASH_TEST },
     { "disks", required_argument, NULL, O_DISKS },
     { "fs-blksize", required_argument, NULL, O_FS_BLKSIZE },
     { "help", no_argument, NULL, 'h' },
@@ -162,7 +168,9 @@ parse_options (struct run *run, int argc, char **argv)
   while ((c = getopt_long (argc, argv, "+hv", longopts, NULL)) != -1) {
     switch (c) {
     case O_ATTACH: run->opt.attach = optarg; break;
+    case O_CHECK: run->opt.check = optarg; break;
     case O_CLEANUP: run->opt.cleanup = true; break;
+    case O_CRASH_TEST: run->opt.crash_test = true; break;
     case O_MKFS: run->opt.mkfs = optarg; break;
     case O_MKFS_OPTIONS: run->opt.mkfs_options = optarg; break;
     case O_MOUNT: run->opt.mount_dir = optarg ? optarg : ""; break;
@@ -251,7 +259,7 @@ export_disk_env (const struct disk *d)
 #undef EXPORT
 }
 
-static void
+void
 export_env (const struct run *run)
 {
   char value[32];
@@ -262,30 +270,6 @@ export_env (const struct run *run)
   setenv ("LARGEBLOCK_LOGICAL_BLKSIZE", value, 1);
   snprintf (value, sizeof value, "%u", run->geom.physical_bytes);
   setenv ("LARGEBLOCK_PHYSICAL_BLKSIZE", value, 1);
-}
-
-/* The user's command stays in our process group, so that it keeps the
- * terminal; a signal we catch is forwarded to it.  Returns the exit
- * status largeblock-run should have.
- */
-static int
-run_command (struct run *run)
-{
-  struct proc_spec spec = { .argv = run->opt.command };
-  int status;
-  pid_t pid;
-
-  verbose (run, "running %s", run->opt.command[0]);
-  if (proc_spawn (&spec, &pid, NULL, NULL) == -1)
-    return 1;
-  status = proc_wait (&pid, PROC_FORWARD, -1, NULL, 0);
-  if (proc_caught_signal ())
-    return 128 + proc_caught_signal ();
-  if (status == -1)
-    return 1;
-  if (WIFSIGNALED (status))
-    return 128 + WTERMSIG (status);
-  return WEXITSTATUS (status);
 }
 
 static void
@@ -304,6 +288,8 @@ static int
 set_up (struct run *run)
 {
   if (make_workdir (run) == -1)
+    return -1;
+  if (run->opt.crash_test && crash_add_params (run) == -1)
     return -1;
   for (unsigned i = 0; i < run->opt.disks; i++) {
     struct disk *d = &run->disks[i];
@@ -324,6 +310,7 @@ teardown (struct run *run)
   for (int i = (int) run->nr_disks - 1; i >= 0; i--)
     if (teardown_disk (run, &run->disks[i]) == -1)
       r = -1;
+  crash_remove_files (run);
   if (r == 0 && remove_workdir (run) == -1)
     r = -1;
   return r;
@@ -342,15 +329,19 @@ main (int argc, char **argv)
     return 1;
   if (run.opt.cleanup)
     return check_capabilities () == -1 ? 1 : cleanup_dead_runs (&run);
-  if (serve_check_params (run.opt.params, run.opt.nr_params, &run.geom) == -1)
+  if (serve_check_params (run.opt.params, run.opt.nr_params, &run.geom,
+                          &run.wc) == -1 ||
+      crash_check_options (&run) == -1)
     return 1;
   if (resolve_attach_method (&run) == -1 || check_capabilities () == -1)
     return 1;
 
   if (set_up (&run) == 0 && !proc_caught_signal ()) {
     export_env (&run);
-    if (run.opt.command)
-      status = run_command (&run);
+    if (run.opt.crash_test)
+      status = crash_test (&run);
+    else if (run.opt.command)
+      status = run_user_command (&run, run.opt.command);
     else {
       print_summary (&run);
       proc_wait_for_signal ();

@@ -342,7 +342,8 @@ main (int argc, char **argv)
    * only where proc.h waits. */
   proc_init ();
   if (parse_options (&vm, argc, argv) == -1 ||
-      serve_check_params (vm.opt.params, vm.opt.nr_params, &vm.geom) == -1)
+      serve_check_params (vm.opt.params, vm.opt.nr_params, &vm.geom, NULL) ==
+        -1)
     return VM_EXIT_FAILED;
   status = run (&vm);
   if (proc_caught_signal ()) {

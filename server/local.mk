@@ -3,7 +3,7 @@ bin_PROGRAMS += server/largeblock-run
 server_largeblock_run_SOURCES = \
 	server/largeblock-run.c server/run.h \
 	server/attach-loop.c server/attach-nbd.c \
-	server/disk.c server/journal.c server/step.c \
+	server/crash.c server/disk.c server/journal.c server/step.c \
 	server/kstate.c server/kstate.h \
 	server/mkfscmd.c server/mkfscmd.h \
 	server/proc.c server/proc.h \

@@ -36,7 +36,9 @@ struct options {
   unsigned long fs_blksize;
   unsigned disks;
   bool verbose;
-  bool cleanup; /* --cleanup: remove what dead runs left */
+  bool cleanup;      /* --cleanup: remove what dead runs left */
+  bool crash_test;   /* --crash-test */
+  const char *check; /* --check=CMD (a shell command), NULL if none */
   char **params;
   int nr_params;
   char **command;
@@ -86,7 +88,13 @@ struct run {
   const struct attach_ops *attach;
   char workdir[PATH_MAX / 2]; /* leaves room for file names */
   struct disk disks[MAX_DISKS];
-  unsigned nr_disks; /* disks whose set-up began */
+  unsigned nr_disks;           /* disks whose set-up began */
+  struct serve_write_cache wc; /* the parameters' write cache facts */
+  char **params_owned;         /* opt.params when crash.c extended it */
+  char *params_added[2];       /* crash.c's additions to it */
+  int nr_params_added;
+  bool cut_fifo_ours;  /* crash.c named wc.fifo in workdir */
+  bool statsfile_ours; /* crash.c named wc.statsfile in workdir */
 };
 
 /* Messages shown with --verbose. */
@@ -107,6 +115,17 @@ int run_teardown_step (struct run *run, char *const argv[]);
 int run_step_capture (struct run *run, char *const argv[], char *out,
                       size_t outlen);
 
+/* largeblock-run.c: export LARGEBLOCK_DEV, _MNT ... for the disks as
+ * they are now.
+ */
+void export_env (const struct run *run);
+
+/* Run the user's COMMAND (or --check's shell) in our process group,
+ * forwarding a caught signal to it.  Returns the exit status
+ * largeblock-run should have for it: its own, 128+N for a signal.
+ */
+int run_user_command (struct run *run, char *const argv[]);
+
 /* Check the kernel's logical block size for dev against the geometry. */
 int check_logical_blksize (const struct run *run, const char *dev);
 
@@ -117,6 +136,29 @@ int check_logical_blksize (const struct run *run, const char *dev);
 int set_up_disk (struct run *run, struct disk *d);
 int teardown_disk (struct run *run, struct disk *d);
 bool disk_is_mounted (const struct disk *d);
+
+/* disk.c, for a crash test: unmount d's filesystem (-1 if it stays
+ * mounted); detach d's device but keep its server (-1 if anything of
+ * the attachment is left); attach the same server's export again over
+ * a new connection and mount it.  Set-up steps stop at a caught signal.
+ */
+int disk_unmount (struct run *run, struct disk *d);
+int disk_detach_keep_server (struct run *run, struct disk *d);
+int disk_reattach (struct run *run, struct disk *d);
+int disk_mount (struct run *run, struct disk *d);
+
+/* crash.c: --crash-test.  crash_check_options refuses what makes no
+ * sense (one line, -1); crash_add_params adds the FIFO and statsfile
+ * the run needs to the parameters once the private directory exists;
+ * crash_test runs everything after set-up and returns the exit status.
+ */
+int crash_check_options (struct run *run);
+int crash_add_params (struct run *run);
+int crash_test (struct run *run);
+/* Remove the FIFO and statsfile crash_add_params named, once the
+ * server is stopped, and free the parameters it made.
+ */
+void crash_remove_files (struct run *run);
 
 /* journal.c: append one line to the run's journal (for --cleanup). */
 void journal_note (const struct run *run, const char *fmt, ...)

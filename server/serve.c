@@ -34,7 +34,8 @@ set_one_param (struct lb_params *p, const char *param)
 }
 
 int
-serve_check_params (char *const *params, int n, struct lb_geometry *geom)
+serve_check_params (char *const *params, int n, struct lb_geometry *geom,
+                    struct serve_write_cache *wc)
 {
   struct lb_params p;
   char err[256] = "out of memory";
@@ -47,6 +48,13 @@ serve_check_params (char *const *params, int n, struct lb_geometry *geom)
   if (lb_params_finish (&p, geom, err, sizeof err) == -1) {
     fprintf (stderr, "largeblock: %s\n", err);
     goto out;
+  }
+  if (wc) {
+    wc->is_volatile = p.write_cache_volatile;
+    snprintf (wc->fifo, sizeof wc->fifo, "%s",
+              p.power_cut_fifo ? p.power_cut_fifo : "");
+    snprintf (wc->statsfile, sizeof wc->statsfile, "%s",
+              p.statsfile ? p.statsfile : "");
   }
   r = 0;
 out:

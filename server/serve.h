@@ -8,6 +8,7 @@
 #ifndef LARGEBLOCK_RUN_SERVE_H
 #define LARGEBLOCK_RUN_SERVE_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -15,10 +16,18 @@
 
 #define START_TIMEOUT_MS 30000
 
+/* What a crash test needs to know of the parameters. */
+struct serve_write_cache {
+  bool is_volatile;         /* write-cache=volatile */
+  char fifo[PATH_MAX];      /* power-cut-fifo=, "" if none */
+  char statsfile[PATH_MAX]; /* statsfile=, "" if none */
+};
+
 /* Check params[0..n) with the plugin's own rules and messages, filling
- * *geom.  0, or -1 after printing one line.
+ * *geom and, unless NULL, *wc.  0, or -1 after printing one line.
  */
-int serve_check_params (char *const *params, int n, struct lb_geometry *geom);
+int serve_check_params (char *const *params, int n, struct lb_geometry *geom,
+                        struct serve_write_cache *wc);
 
 /* argv for "nbdkit -f -U SOCK -P PIDFILE PLUGIN PARAMS...", in argv
  * (room for max entries including the NULL); -1 if it does not fit.

@@ -9,6 +9,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/wait.h>
 
 #include "kstate.h"
 #include "proc.h"
@@ -90,6 +91,29 @@ run_step_capture (struct run *run, char *const argv[], char *out,
   if (proc_spawn (&spec, &pid, &fd, NULL) == -1)
     return -1;
   return proc_wait (&pid, PROC_STOP, fd, out, outlen);
+}
+
+/* The user's command stays in our process group, so that it keeps the
+ * terminal; a signal we catch is forwarded to it.
+ */
+int
+run_user_command (struct run *run, char *const argv[])
+{
+  struct proc_spec spec = { .argv = argv };
+  int status;
+  pid_t pid;
+
+  verbose (run, "running %s", argv[0]);
+  if (proc_spawn (&spec, &pid, NULL, NULL) == -1)
+    return 1;
+  status = proc_wait (&pid, PROC_FORWARD, -1, NULL, 0);
+  if (proc_caught_signal ())
+    return 128 + proc_caught_signal ();
+  if (status == -1)
+    return 1;
+  if (WIFSIGNALED (status))
+    return 128 + WTERMSIG (status);
+  return WEXITSTATUS (status);
 }
 
 int

@@ -112,9 +112,25 @@ integration_tests += \
 	tests/test-run-signal-steps.sh \
 	tests/test-run-signal-ctrl-c.sh \
 	tests/test-run-signal-soak.sh \
-	tests/test-run-sigkill-cleanup.sh
+	tests/test-run-sigkill-cleanup.sh \
+	tests/test-run-crash-xfs.sh \
+	tests/test-run-crash-options.sh \
+	tests/test-run-crash-stages.sh \
+	tests/test-run-docs-cover-every-option.sh
 EXTRA_DIST += tests/run-functions.sh tests/write-remount-verify.sh \
-	tests/signal-functions.sh tests/helpers/slow-tool.sh
+	tests/signal-functions.sh tests/helpers/slow-tool.sh \
+	tests/helpers/crash-workload.py
+
+# make check-crash: the full XFS crash table of largeblock-run
+# --crash-test (30 power cuts, a few minutes); make check runs a
+# bounded form.  Its own log, test-suite-crash.log.
+crash_tests = tests/test-run-crash-xfs-full.sh
+EXTRA_DIST += $(crash_tests)
+
+check-crash: all
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(crash_tests)' \
+	  TEST_SUITE_LOG=test-suite-crash.log
+.PHONY: check-crash
 
 # tools/largeblock-verify.
 integration_tests += \

@@ -23,7 +23,7 @@ sig_number () { kill -l "$1"; }
 use_slow_tools () {
     local t
     mkdir -p "$tmpdir/bin"
-    for t in nbdkit nbdfuse losetup mkfs.xfs mount fusermount3; do
+    for t in nbdkit nbdfuse losetup mkfs.xfs mount fusermount3 xfs_repair; do
         ln -sf "$abs_top_srcdir/tests/helpers/slow-tool.sh" "$tmpdir/bin/$t"
     done
     export SLOW_NBDKIT_REAL="$NBDKIT"

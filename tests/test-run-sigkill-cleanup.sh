@@ -3,7 +3,8 @@
 # mounted XFS disk, removes what it left under $TMPDIR (mount, loop
 # device, FUSE mount, nbdkit and nbdfuse, private directory), after which
 # a normal run works; and it leaves a run whose largeblock-run is alive
-# alone.
+# alone.  The same after a crash test SIGKILLed once it had re-attached
+# the post-cut disk.
 : "${abs_top_srcdir:?run through make check}"
 source "$abs_top_srcdir/tests/functions.sh" || exit 1
 source "$abs_top_srcdir/tests/run-functions.sh" || exit 1
@@ -60,6 +61,35 @@ lbrun "${DISK[@]}" -- true
 rc_next=$rc
 [ "$rc_next" -eq 0 ] || failures+=("next run after --cleanup: status $rc_next")
 assert_nothing_left
+nr_cases=$((nr_cases + 1))
+
+# ---- a crash test SIGKILLed after the re-attach ----
+# During --check the post-cut disk is attached again (a second nbdfuse
+# and loop device) and mounted; the power-cut FIFO and the statsfile are
+# in the private directory.  --cleanup removes all of it.
+rm -f "$tmpdir/ready"
+lb_start --crash-test \
+    --check='echo $$ >"$TMPDIR/cmd.pid"; touch "$TMPDIR/ready"; exec sleep 60' \
+    "${DISK[@]}" write-cache=volatile -- true
+wait_ready "$tmpdir/ready" || { lb_wait; fail "--check never started"; }
+kill -KILL "$lb_pid"
+lb_wait
+left=$(leftovers)
+echo "left by the SIGKILLed crash test:"; echo "$left"
+grep -q "^mount: /dev/loop" <<<"$left" ||
+    fail "the SIGKILLed crash test left no mount: nothing to prove"
+cmd_pid=$(our_command_pid) || fail "no --check pid"
+kill -KILL "$cmd_pid"
+while kill -0 "$cmd_pid" 2>/dev/null; do sleep 0.05; done
+lb_cleanup
+left=$(leftovers)
+if [ "$cleanup_rc" -ne 0 ] || [ -n "$left" ]; then
+    echo "CASE FAILED: --cleanup after a SIGKILLed crash test: status $cleanup_rc; left: $left" >&2
+    failures+=("--cleanup after a SIGKILLed crash test: status $cleanup_rc; left behind: $(tr '\n' ';' <<<"$left")")
+    kill_leftovers
+else
+    echo "case ok: --cleanup removed everything the SIGKILLed crash test left"
+fi
 nr_cases=$((nr_cases + 1))
 
 # ---- a live run is left alone ----

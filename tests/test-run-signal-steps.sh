@@ -4,7 +4,9 @@
 #
 # Set-up: each step (nbdkit starting, nbdfuse starting, losetup attaching
 # before and after it attached, mkfs.xfs before and after it wrote,
-# mount before and after it mounted, COMMAND running) is held by a slowed
+# mount before and after it mounted, COMMAND running; with --crash-test
+# the workload, the re-attach's nbdfuse, losetup and mount, the --check
+# command and xfs_repair -n) is held by a slowed
 # tool (tests/helpers/slow-tool.sh) or by the COMMAND itself, and
 # largeblock-run gets SIGTERM, SIGINT and SIGHUP there (every pair).
 # Teardown: SIGx during COMMAND, then a second signal while teardown's
@@ -29,7 +31,7 @@ slow () {
     export SLOW_TOOL=$1 SLOW_WHEN=$2 SLOW_ARG=${3:-} SLOW_READY=$slow_ready
     rm -f "$slow_ready" "$slow_ready.calls"
 }
-no_slow () { unset SLOW_TOOL SLOW_WHEN SLOW_ARG SLOW_READY SLOW_SECONDS; }
+no_slow () { unset SLOW_TOOL SLOW_WHEN SLOW_ARG SLOW_READY SLOW_SECONDS SLOW_NTH; }
 
 # ---- set-up steps ----
 steps=(
@@ -80,6 +82,57 @@ for step in "${steps[@]}"; do
         no_slow
         check_case "$name" $((128 + $(sig_number "$sig")))
     done
+done
+
+# ---- the steps of a crash test after the power cut ----
+# --crash-test re-attaches the same server's disk: the second nbdfuse,
+# losetup and mount calls are held (SLOW_NTH=2), then the --check
+# command and xfs_repair -n; the workload is a step too.  One signal a
+# step, in rotation.
+CRASH_CHECK='if [ -n "${CRASH_HOLD_CHECK:-}" ]; then
+  echo $$ >"$TMPDIR/cmd.pid"; touch "$TMPDIR/ready"; exec sleep 60; fi'
+CRASH=(--crash-test --check="$CRASH_CHECK" "${DISK[@]}" write-cache=volatile)
+crash_steps=(
+    "workload"
+    "nbdfuse before"
+    "losetup before --find"
+    "losetup after --find"
+    "mount before"
+    "mount after"
+    "check"
+    "xfs_repair before"
+)
+for step in "${crash_steps[@]}"; do
+    sig=${all_signals[step_nr % 3]}
+    step_nr=$((step_nr + 1))
+    rm -f "$tmpdir/ready"
+    unset CRASH_HOLD_CHECK
+    workload=(true)
+    case $step in
+    workload) no_slow; ready="$tmpdir/ready"; workload=("${READY_CMD[@]}") ;;
+    check) no_slow; ready="$tmpdir/ready"; export CRASH_HOLD_CHECK=1 ;;
+    xfs_repair*)
+        # shellcheck disable=SC2086 # the step is TOOL WHEN [ARG]
+        slow $step; ready=$slow_ready ;;
+    *)
+        # shellcheck disable=SC2086 # the step is TOOL WHEN [ARG]
+        slow $step; export SLOW_NTH=2; ready=$slow_ready ;;
+    esac
+    name="SIG$sig during crash test's $step"
+    lb_start "${CRASH[@]}" -- "${workload[@]}"
+    if ! wait_ready "$ready"; then
+        lb_wait
+        failures+=("$name: never reached the step (status $rc)")
+        nr_cases=$((nr_cases + 1))
+        echo "CASE FAILED: $name: never reached the step" >&2
+        kill_leftovers
+        continue
+    fi
+    kill "-$sig" "$lb_pid"
+    lb_wait
+    no_slow
+    unset CRASH_HOLD_CHECK
+    check_case "$name" $((128 + $(sig_number "$sig")))
 done
 
 # ---- a second signal during teardown ----

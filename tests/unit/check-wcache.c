@@ -446,6 +446,33 @@ START_TEST (test_cut_after_nth_request)
 }
 END_TEST
 
+/* A cut on demand before the Nth request: the Nth, from the connection
+ * that recovers, does not cut again.
+ */
+START_TEST (test_cut_after_not_after_an_earlier_cut)
+{
+  struct lb_wcache_stats st;
+  struct lb_cut_report rep;
+  unsigned char buf[4096];
+  struct lb_store *conn;
+  struct fixture f;
+
+  memset (buf, 7, sizeof buf);
+  fixture_init (&f, &geos[0], LB_CUT_LOSE, 3, 0, 2);
+  conn = lb_wcache_connect (f.cache);
+  ck_assert_int_eq (conn->ops->pwrite (conn, buf, 4096, 0, false), 0);
+  ck_assert_int_eq (lb_wcache_cut (f.cache, &rep), 0);
+  conn->ops->destroy (conn);
+  conn = lb_wcache_connect (f.cache);
+  ck_assert_int_eq (conn->ops->pwrite (conn, buf, 4096, 0, false), 0);
+  ck_assert_int_eq (conn->ops->pwrite (conn, buf, 4096, 4096, false), 0);
+  lb_wcache_get_stats (f.cache, &st);
+  ck_assert_uint_eq (st.total.cut, 1);
+  conn->ops->destroy (conn);
+  fixture_free (&f);
+}
+END_TEST
+
 /* A memory limit with no room for a cache buffer: writes go through. */
 START_TEST (test_memory_limit_writes_through)
 {
@@ -578,6 +605,7 @@ wcache_suite (void)
   tcase_add_test (tc, test_connections_open_at_the_cut_get_eio);
   tcase_add_test (tc, test_full_cache_flushes_implicitly);
   tcase_add_test (tc, test_cut_after_nth_request);
+  tcase_add_test (tc, test_cut_after_not_after_an_earlier_cut);
   tcase_add_test (tc, test_memory_limit_writes_through);
   tcase_add_loop_test (tc, test_concurrent_requests_and_cuts, 0, NR_MODES);
   suite_add_tcase (s, tc);

@@ -1,0 +1,387 @@
+/* largeblock-run: --crash-test -- a power cut on a mounted filesystem,
+ * then log recovery and a check on the same server's post-cut disk.
+ *
+ * After the ordinary set-up (server, attach, mkfs, mount) it runs the
+ * workload, cuts the power through the server's power-cut FIFO unless
+ * the workload or power-cut-after= already did, waits until the
+ * statsfile counts the cut, unmounts the dead filesystem and detaches
+ * its device (keeping the server), attaches the export again over a new
+ * connection (which sees the post-cut image), mounts it (log recovery),
+ * runs --check's shell command, unmounts, runs the filesystem's
+ * read-only checker, and prints one summary line.  Each stage that
+ * fails gives its own exit status (crash_test's comment).
+ *
+ * Owns the FIFO and statsfile it adds to the parameters (in the run's
+ * private directory) and removes them at teardown.  Every resource
+ * the re-attach makes is recorded by disk.c and the attach back end as
+ * at set-up, so a signal at any stage leaves nothing behind.
+ *
+ * Single-threaded; signals are handled by proc.h's rules.
+ */
+#include <config.h>
+
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "proc.h"
+#include "run.h"
+
+#define CUT_TIMEOUT_MS 30000
+#define CUT_SETTLE_MS 1000
+
+/* Exit statuses of a crash test, besides 0, 1 (usage, set-up or
+ * teardown failed) and 128+N (signal N).
+ */
+enum {
+  CRASH_WORKLOAD = 10, /* the workload failed before the power was cut */
+  CRASH_NO_CUT = 11,   /* the cut was not seen in the statsfile */
+  CRASH_REATTACH = 12, /* the dead mount or device did not go, or the
+                        * post-cut disk did not attach */
+  CRASH_MOUNT = 13,    /* the post-cut filesystem did not mount */
+  CRASH_CHECK = 14,    /* --check failed */
+  CRASH_FSCK = 15,     /* the read-only filesystem check failed */
+};
+
+/* The write cache's counters in the statsfile. */
+struct cut_stats {
+  char mode[16];
+  unsigned long long seed, cuts, kept, lost, torn;
+};
+
+int
+crash_check_options (struct run *run)
+{
+  const struct options *o = &run->opt;
+
+  if (!o->crash_test) {
+    if (o->check) {
+      fprintf (stderr, PROG ": --check needs --crash-test\n");
+      return -1;
+    }
+    return 0;
+  }
+  if (!run->wc.is_volatile)
+    fprintf (stderr,
+             PROG ": --crash-test needs write-cache=volatile "
+                  "(without it a power cut loses nothing)\n");
+  else if (!o->mount_dir)
+    fprintf (stderr,
+             PROG ": --crash-test needs --mkfs and --mount "
+                  "(it checks a filesystem's recovery)\n");
+  else if (o->disks != 1)
+    fprintf (stderr, PROG ": --crash-test: --disks=%u: must be 1\n", o->disks);
+  else if (!o->command)
+    fprintf (stderr,
+             PROG ": --crash-test needs a WORKLOAD command "
+                  "after --\n");
+  else
+    return 0;
+  return -1;
+}
+
+/* Add "KEY=PATH" for the file name in the private directory to the
+ * parameters, recording the path in path[len].
+ */
+static int
+add_param (struct run *run, const char *key, const char *name, char *path,
+           size_t len)
+{
+  char *p;
+
+  snprintf (path, len, "%s/%s", run->workdir, name);
+  if (asprintf (&p, "%s=%s", key, path) == -1) {
+    fprintf (stderr, PROG ": %m\n");
+    return -1;
+  }
+  run->params_added[run->nr_params_added++] = p;
+  run->opt.params[run->opt.nr_params++] = p;
+  return 0;
+}
+
+int
+crash_add_params (struct run *run)
+{
+  int n = run->opt.nr_params;
+  char **params = calloc (n + 3, sizeof *params);
+
+  if (params == NULL) {
+    fprintf (stderr, PROG ": %m\n");
+    return -1;
+  }
+  memcpy (params, run->opt.params, n * sizeof *params);
+  run->opt.params = params;
+  run->params_owned = params;
+  /* Recorded before the server that makes them starts. */
+  if (!run->wc.fifo[0]) {
+    run->cut_fifo_ours = true;
+    if (add_param (run, "power-cut-fifo", "disk0.cut", run->wc.fifo,
+                   sizeof run->wc.fifo) == -1)
+      return -1;
+  }
+  if (!run->wc.statsfile[0]) {
+    run->statsfile_ours = true;
+    if (add_param (run, "statsfile", "disk0.stats", run->wc.statsfile,
+                   sizeof run->wc.statsfile) == -1)
+      return -1;
+  }
+  return 0;
+}
+
+void
+crash_remove_files (struct run *run)
+{
+  char tmp[PATH_MAX + 8];
+
+  if (run->cut_fifo_ours)
+    unlink (run->wc.fifo);
+  if (run->statsfile_ours) {
+    unlink (run->wc.statsfile);
+    snprintf (tmp, sizeof tmp, "%s.tmp", run->wc.statsfile);
+    unlink (tmp);
+  }
+  for (int i = 0; i < run->nr_params_added; i++)
+    free (run->params_added[i]);
+  run->nr_params_added = 0;
+  free (run->params_owned);
+  run->params_owned = NULL;
+}
+
+/* The number after "key": in s, or 0. */
+static unsigned long long
+json_number (const char *s, const char *key)
+{
+  char pat[64];
+  const char *p;
+
+  snprintf (pat, sizeof pat, "\"%s\":", key);
+  p = strstr (s, pat);
+  return p ? strtoull (p + strlen (pat), NULL, 10) : 0;
+}
+
+/* Read the write cache's counters; -1 if the statsfile has none yet. */
+static int
+read_cut_stats (const struct run *run, struct cut_stats *st)
+{
+  char buf[8192], *wc, *mode;
+  size_t n;
+  FILE *fp;
+
+  memset (st, 0, sizeof *st);
+  fp = fopen (run->wc.statsfile, "r");
+  if (fp == NULL)
+    return -1;
+  n = fread (buf, 1, sizeof buf - 1, fp);
+  fclose (fp);
+  buf[n] = '\0';
+  wc = strstr (buf, "\"write_cache\":");
+  if (wc == NULL)
+    return -1;
+  mode = strstr (wc, "\"mode\": \"");
+  if (mode)
+    sscanf (mode + 9, "%15[a-z]", st->mode);
+  st->seed = json_number (wc, "seed");
+  st->cuts = json_number (wc, "cuts");
+  st->kept = json_number (wc, "blocks_kept");
+  st->lost = json_number (wc, "blocks_lost");
+  st->torn = json_number (wc, "blocks_torn");
+  return 0;
+}
+
+static bool
+power_was_cut (void *arg)
+{
+  const struct run *run = arg;
+  struct cut_stats st;
+
+  return read_cut_stats (run, &st) == 0 && st.cuts > 0;
+}
+
+/* Bytes written to the power-cut FIFO that the server has not read:
+ * a cut on its way.  0 if none or unknown.
+ */
+static int
+fifo_pending (const struct run *run)
+{
+  int fd, n = 0;
+
+  /* O_RDWR: never blocks, and adds no reader that could take a line. */
+  fd = open (run->wc.fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (fd == -1)
+    return 0;
+  if (ioctl (fd, FIONREAD, &n) == -1)
+    n = 0;
+  close (fd);
+  return n;
+}
+
+static bool
+cut_and_fifo_drained (void *arg)
+{
+  const struct run *run = arg;
+
+  return power_was_cut (arg) && fifo_pending (run) == 0;
+}
+
+static int
+write_cut (const struct run *run)
+{
+  int fd;
+
+  verbose (run, "cutting the power through %s", run->wc.fifo);
+  fd = open (run->wc.fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd == -1 || write (fd, "cut\n", 4) != 4) {
+    fprintf (stderr, PROG ": power-cut FIFO %s: %m\n", run->wc.fifo);
+    if (fd >= 0)
+      close (fd);
+    return -1;
+  }
+  close (fd);
+  return 0;
+}
+
+/* Cut the power unless it was cut already, and wait until the statsfile
+ * counts the cut and the FIFO is empty.  A "cut" the workload wrote
+ * just before it ended may still be in the FIFO, or the server may be
+ * carrying it out (CUT_SETTLE_MS is ample for that): writing another
+ * then would cut a second time, perhaps under the re-attached disk.
+ * 0; -1 after a caught signal; CRASH_NO_CUT.
+ */
+static int
+cut_power (struct run *run)
+{
+  int r;
+
+  if (!power_was_cut (run) && fifo_pending (run) == 0) {
+    r = proc_poll_until (power_was_cut, run, CUT_SETTLE_MS, 10, true);
+    if (r == -1)
+      return -1;
+    if (r == 0 && write_cut (run) == -1)
+      return CRASH_NO_CUT;
+  }
+  r = proc_poll_until (cut_and_fifo_drained, run, CUT_TIMEOUT_MS, 10, true);
+  if (r == -1)
+    return -1;
+  if (r == 0) {
+    fprintf (stderr, PROG ": no power cut in %s after %d s\n",
+             run->wc.statsfile, CUT_TIMEOUT_MS / 1000);
+    return CRASH_NO_CUT;
+  }
+  return 0;
+}
+
+/* The read-only checker of the filesystem --mkfs made, on dev.  Its
+ * output (xfs_repair writes its progress to stderr) is shown only if
+ * it fails, or with --verbose.
+ */
+static int
+fsck_readonly (struct run *run, struct disk *d)
+{
+  const char *cmd = "xfs_repair -n";
+  char script[64], out[4096], how[64];
+  char *argv[] = { "sh", "-c", script, "sh", d->dev, NULL };
+  int status;
+
+  if (strcmp (run->opt.mkfs, "ext4") == 0)
+    cmd = "e2fsck -f -n";
+  else if (strcmp (run->opt.mkfs, "btrfs") == 0)
+    cmd = "btrfs check --readonly";
+  snprintf (script, sizeof script, "exec %s \"$1\" 2>&1", cmd);
+  if (run->opt.verbose)
+    return run_step (run, argv);
+  status = run_step_capture (run, argv, out, sizeof out);
+  if (proc_exited_zero (status))
+    return 0;
+  if (status != -1)
+    fprintf (stderr, "%s" PROG ": %s %s: %s\n", out, cmd, d->dev,
+             proc_status_text (status, how, sizeof how));
+  return -1;
+}
+
+static const char *
+stage_text (int status, int stage, int reached)
+{
+  if (reached < stage)
+    return "skipped";
+  return status == stage ? "failed" : "ok";
+}
+
+/* Run the check shell command with the disk's environment. */
+static int
+run_check (struct run *run)
+{
+  char *argv[] = { "sh", "-c", (char *) run->opt.check, "sh", NULL };
+
+  return run_user_command (run, argv);
+}
+
+/* After the cut: detach, re-attach, mount, check, fsck.  Returns 0 or
+ * the CRASH_* of the stage that failed, *reached the last stage begun.
+ */
+static int
+after_cut (struct run *run, struct disk *d, int *reached)
+{
+  *reached = CRASH_REATTACH;
+  if (disk_detach_keep_server (run, d) == -1 || disk_reattach (run, d) == -1)
+    return CRASH_REATTACH;
+  *reached = CRASH_MOUNT;
+  if (disk_mount (run, d) == -1)
+    return CRASH_MOUNT;
+  export_env (run);
+  *reached = CRASH_CHECK;
+  if (run->opt.check && run_check (run) != 0)
+    return CRASH_CHECK;
+  if (proc_caught_signal ())
+    return 0;
+  *reached = CRASH_FSCK;
+  if (disk_unmount (run, d) == -1 || fsck_readonly (run, d) == -1)
+    return CRASH_FSCK;
+  return 0;
+}
+
+/* Everything after set-up.  The exit status: 0 when the filesystem
+ * mounted after the cut and both checks passed; else the CRASH_* of
+ * the first stage that failed, 1 for an internal failure, 128+N for a
+ * caught signal.  The summary line is printed once the cut happened.
+ */
+int
+crash_test (struct run *run)
+{
+  struct disk *d = &run->disks[0];
+  struct cut_stats st;
+  int workload, status, reached = 0;
+
+  setenv ("LARGEBLOCK_CUT", run->wc.fifo, 1);
+  setenv ("LARGEBLOCK_STATS", run->wc.statsfile, 1);
+  workload = run_user_command (run, run->opt.command);
+  if (proc_caught_signal ())
+    return 128 + proc_caught_signal ();
+  if (workload != 0 && !power_was_cut (run)) {
+    fprintf (stderr,
+             PROG ": the workload failed (status %d) before the power cut\n",
+             workload);
+    return CRASH_WORKLOAD;
+  }
+  status = cut_power (run);
+  if (status != 0)
+    return status == -1 ? 128 + proc_caught_signal () : status;
+  status = after_cut (run, d, &reached);
+  if (proc_caught_signal ())
+    return 128 + proc_caught_signal ();
+
+  read_cut_stats (run, &st);
+  printf ("crash-test: mode=%s seed=%llu cuts=%llu kept=%llu lost=%llu "
+          "torn=%llu workload=%d reattach=%s mount=%s check=%s fsck=%s\n",
+          st.mode, st.seed, st.cuts, st.kept, st.lost, st.torn, workload,
+          stage_text (status, CRASH_REATTACH, reached),
+          stage_text (status, CRASH_MOUNT, reached),
+          run->opt.check ? stage_text (status, CRASH_CHECK, reached) : "none",
+          stage_text (status, CRASH_FSCK, reached));
+  fflush (stdout);
+  return status;
+}

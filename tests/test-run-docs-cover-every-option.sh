@@ -1,0 +1,22 @@
+#!/bin/bash
+# largeblock-run's man page is well-formed POD and documents every long
+# option that --help lists, the crash test's exit statuses and the
+# variables its commands get, and the README shows a crash loop.
+source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
+
+pod="$abs_top_srcdir/docs/largeblock-run.pod"
+check_pod "$pod"
+"$abs_top_builddir/server/largeblock-run" --help >"$tmpdir/help" ||
+    fail "largeblock-run --help failed"
+options=$(check_pod_items "$pod" "$tmpdir/help" 11) || exit 1
+for status in 10 11 12 13 14 15; do
+    grep -q "^=item B<$status>" "$pod" || fail "exit status $status undocumented"
+    grep -qE "= $status, " "$abs_top_srcdir/server/crash.c" ||
+        fail "exit status $status is documented but crash.c has no such stage"
+done
+for var in LARGEBLOCK_DEV LARGEBLOCK_MNT LARGEBLOCK_CUT LARGEBLOCK_STATS; do
+    grep -q "^=item .*C<$var>" "$pod" || fail "variable $var undocumented"
+done
+grep -q 'largeblock-run --crash-test' "$abs_top_srcdir/README.md" ||
+    fail "README.md has no largeblock-run --crash-test example"
+echo "PASS: documented: $options"
