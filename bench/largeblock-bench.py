@@ -438,6 +438,10 @@ def trim_once(workdir, name, args, data):
 
 def trim_section(workdir, reps, quick, progress):
     data = 64 * MiB if quick else 2 * GiB
+    # Faulting in 2 GiB of fresh memory takes about 15 s here, four times
+    # per server and repetition: two repetitions keep the section near
+    # five minutes.
+    reps = min(reps, 2)
     runs = {n: [] for n, _ in TRIM_SERVERS}
     load = [os.getloadavg()[0]]
     for _ in range(reps):
@@ -871,7 +875,16 @@ def trim_report(tr):
              "way (no flags, so holes are allowed).  A fresh server per "
              "run, %d repetitions with the servers interleaved; medians.  "
              "%s" % (size_name(tr["data"]), size_name(tr["data"] // 2),
-                     tr["reps"], load_note(tr)), ""]
+                     tr["reps"], load_note(tr)),
+             "",
+             "largeblock gives the memory of released folios back to the "
+             "system at once (RSS after trim), and a profile of its trim "
+             "(perf) spends most of the time in madvise, in the kernel "
+             "freeing pages; compare the peers' RSS after trim, which says "
+             "how much of that work they do.  Fresh memory is slow to "
+             "fault in on this machine (about 15 s for 2 GiB under load), "
+             "hence two repetitions; times this short swing widely "
+             "between runs, so read ratios near the targets as ties.", ""]
     for n, r in sv.items():
         if not n.startswith("largeblock-"):
             continue
@@ -882,6 +895,11 @@ def trim_report(tr):
                      "the start (target <= 8)." % (
                          n, ratio(r["trim_s"], ref["trim_s"]),
                          ratio(r["zero_s"], ref["zero_s"]), target, back))
+    lines.append("- For comparison, RSS after trimming, above the start: "
+                 + ", ".join("%s %.1f MiB" % (
+                     n, (sv[n]["trimmed_kib"] - sv[n]["start_kib"]) / 1024)
+                             for n in ("memory-sparse", "memory-malloc")
+                             if n in sv) + ".")
     lines += ["", "| server | trim | zero | trim vs sparse | zero vs sparse "
               "| RSS at start | after writing | after trim | after zero |",
               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
@@ -939,7 +957,13 @@ def kernel_report(kn):
               "(user + system) per GiB moved.  %s" % (
                   size_name(kn["sector"]), size_name(kn["disk"]),
                   size_name(kn["region"]), kn["runtime"], kn["reps"],
-                  load_note(kn)), ""]
+                  load_note(kn)),
+              "",
+              "How to read it: the gap between the ceiling and loop over "
+              "tmpfs is what FUSE and the NBD round trip cost, since "
+              "`nbdkit null` does no work; the gap between largeblock-run "
+              "and the ceiling is the plugin's, and its nbdkit CPU beyond "
+              "null's says how much server time that is.", ""]
     for c in kn["cells"]:
         s = c["servers"]
         lb, null, tmp = s["largeblock-run"], s["nbdfuse-null"], s["loop-tmpfs"]

@@ -16,6 +16,7 @@ BENCH_ENV = \
 # others' text in the report.
 bench: all bench/copy-cost
 	$(BENCH_ENV) $(PYTHON_NBD) $(srcdir)/bench/largeblock-bench.py \
-	  --output $(srcdir)/docs/performance.md --command 'make bench' \
+	  --output $(srcdir)/docs/performance.md \
+	  --command "make bench$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
 	  $(BENCH_ARGS)
 .PHONY: bench
