@@ -592,10 +592,15 @@ class KernelPaths:
         if not dev.startswith("/dev/"):
             raise RuntimeError("largeblock-run printed no device: see %s" %
                                os.path.join(workdir, "run.err"))
+        # Its children are nbdfuse and the server (nbdkit, or whatever
+        # NBDKIT names: under valgrind the process is valgrind's).
         kids = children(run.pid)
+        fuse_pid = kids.pop("nbdfuse")
+        if len(kids) != 1:
+            raise RuntimeError("largeblock-run's children: %s" % kids)
         self.devs["largeblock-run"] = dev
-        self.procs["largeblock-run"] = {"nbdkit": kids["nbdkit"],
-                                        "nbdfuse": kids["nbdfuse"]}
+        self.procs["largeblock-run"] = {"nbdkit": kids.popitem()[1],
+                                        "nbdfuse": fuse_pid}
         # The same path over nbdkit null: the ceiling of nbdfuse + loop.
         null = Server(workdir, "kernel-null", ["null", "%d" % KERNEL_DISK])
         self.undo.append(null.stop)
