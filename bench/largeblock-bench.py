@@ -12,14 +12,21 @@ when the machine is busy.
 
 Then memory (resident memory against folio bytes, after trimming, and
 per-folio metadata), scale (startup time and memory up to 7E, a map of a
-1T disk, nbdcopy of a sparse disk) and huge pages.
+1T disk, nbdcopy of a sparse disk) and huge pages; file disks against
+nbdkit file on tmpfs (fio rows and a mixed load with read p99), trim and
+zero of large ranges against nbdkit memory with RSS, the peak RSS under
+memory-limit, and the kernel device that largeblock-run attaches
+(nbdfuse + loop) against its nbdkit null ceiling and a loop device over
+tmpfs (needs root, /dev/fuse and loop devices; else reported skipped).
 
 Writes a Markdown report (docs/performance.md by default) and, with
---json, the raw numbers.  --quick runs a few seconds' subset, for the
-smoke test in make check.
+--json, the raw numbers.  With --only, the sections run replace theirs
+in an existing report and the others are kept.  --quick runs a few
+seconds' subset, for the smoke tests in make check.
 
-Environment: LARGEBLOCK_PLUGIN (the plugin .so), NBDKIT; run with a
-python3 that has the libnbd bindings.
+Environment: LARGEBLOCK_PLUGIN (the plugin .so), NBDKIT, LARGEBLOCK_RUN
+(server/largeblock-run), LARGEBLOCK_BENCH_TMPFS (a tmpfs directory,
+default /dev/shm); run with a python3 that has the libnbd bindings.
 """
 import argparse
 import ctypes
@@ -83,9 +90,7 @@ class Server:
         self.uri = "nbd+unix:///?socket=" + self.socket
 
     def cpu_s(self):
-        with open("/proc/%d/stat" % self.proc.pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+        return cpu_of(self.proc.pid)
 
     def status_kib(self, key):
         with open("/proc/%d/status" % self.proc.pid) as f:
@@ -110,6 +115,13 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
         self.errlog.close()
+
+
+def cpu_of(pid):
+    """A process's CPU seconds, user + system, from /proc/PID/stat."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
 def _disable_thp():
@@ -151,6 +163,7 @@ def start_servers(workdir, disk_bytes, geometries, peers):
         servers[name] = Server(workdir, name.replace("/", "_"), [
             PLUGIN, "size=" + size, "blksize=%d" % physical,
             "logical-blksize=%d" % logical])
+        servers[name].logical = logical
     return servers
 
 
@@ -182,12 +195,9 @@ def prefill(servers, workdir, region):
         fio(s, workdir, "write", MiB, 1, region, 0)
 
 
-def applicable(name, bs):
+def applicable(server, bs):
     """largeblock refuses requests below its logical block size."""
-    if not name.startswith("largeblock-"):
-        return True
-    logical = dict((lb_name(p, l), l) for p, l in GEOMETRIES)[name]
-    return bs >= logical
+    return bs >= getattr(server, "logical", 0)
 
 
 def run_matrix(servers, workdir, region, runtime, reps, patterns,
@@ -196,7 +206,7 @@ def run_matrix(servers, workdir, region, runtime, reps, patterns,
     for rw in patterns:
         for bs in block_sizes:
             for conns in connections:
-                names = [n for n in servers if applicable(n, bs)]
+                names = [n for n in servers if applicable(servers[n], bs)]
                 runs = {n: [] for n in names}
                 for _ in range(reps):
                     for n in names:     # interleaved: A B C A B C ...
@@ -314,6 +324,376 @@ def copy_cost_section(quick):
     return [json.loads(line) for line in r.stdout.splitlines()]
 
 
+# ---- file disks: largeblock file= against nbdkit file, on tmpfs ----
+
+TMPFS = os.environ.get("LARGEBLOCK_BENCH_TMPFS", "/dev/shm")
+FILE_BLOCK_SIZES = [4 * KiB, 16 * KiB, MiB]
+
+
+def file_servers(workdir, dirname, disk):
+    """largeblock file= (default geometry, and blksize=16k) and nbdkit
+    file, each on its own sparse file in the same tmpfs directory."""
+    configs = [("largeblock-file", [PLUGIN]),
+               ("largeblock-file-16k", [PLUGIN, "blksize=16k"]),
+               ("nbdkit-file", ["file"])]
+    servers = {}
+    for name, args in configs:
+        path = os.path.join(dirname, name + ".img")
+        with open(path, "wb") as f:
+            f.truncate(disk)
+        arg = "file=" + path if args[0] == PLUGIN else path
+        servers[name] = Server(workdir, name, args[:1] + [arg] + args[1:])
+    return servers
+
+
+def fio_mixed(server, workdir, region, runtime):
+    """One job writing 1M sequentially and one reading 4k at random,
+    iodepth 16 each, at the same time on one server."""
+    out = os.path.join(workdir, "fio-mixed.json")
+    cmd = ["fio", "--ioengine=nbd", "--uri=" + server.uri,
+           "--size=%d" % region, "--time_based",
+           "--runtime=%dms" % int(runtime * 1000), "--iodepth=16",
+           "--output-format=json", "--output=" + out,
+           "--name=writer", "--rw=write", "--bs=1M",
+           "--name=reader", "--rw=randread", "--bs=4k"]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    with open(out) as f:
+        text = f.read()
+    jobs = {j["jobname"]: j for j in json.loads(text[text.index("{"):])
+            ["jobs"]}
+    read = jobs["reader"]["read"]
+    return {"write_mibs": jobs["writer"]["write"]["bw_bytes"] / MiB,
+            "read_mibs": read["bw_bytes"] / MiB,
+            "read_p99_ms": read["clat_ns"]["percentile"]["99.000000"] / 1e6}
+
+
+def file_section(workdir, runtime, reps, quick, progress):
+    disk, region = (256 * MiB, 32 * MiB) if quick else (GiB, 256 * MiB)
+    mixed_runtime = runtime if quick else 3 * runtime
+    dirname = tempfile.mkdtemp(prefix="lbbench-file.", dir=TMPFS)
+    servers = {}
+    load = [os.getloadavg()[0]]
+    try:
+        servers = file_servers(workdir, dirname, disk)
+        prefill(servers, workdir, region)
+        cells = run_matrix(
+            servers, workdir, region, runtime, reps,
+            ["randwrite", "read"] if quick else PATTERNS,
+            [16 * KiB] if quick else FILE_BLOCK_SIZES, [1], progress)
+        runs = {n: [] for n in servers}
+        for _ in range(reps):
+            for n, s in servers.items():
+                runs[n].append(fio_mixed(s, workdir, region, mixed_runtime))
+        mixed = {n: {k: statistics.median(r[k] for r in rs)
+                     for k in rs[0]} for n, rs in runs.items()}
+        progress("file mixed done")
+    finally:
+        for s in servers.values():
+            s.stop()
+        shutil.rmtree(dirname, ignore_errors=True)
+    load.append(os.getloadavg()[0])
+    return {"disk": disk, "region": region, "runtime": runtime,
+            "mixed_runtime": mixed_runtime, "reps": reps, "tmpfs": TMPFS,
+            "cells": cells, "mixed": mixed, "load": load}
+
+
+# ---- trim and zero of large ranges ----
+
+TRIM_SERVERS = [
+    ("largeblock-4k", lambda d: [PLUGIN, "size=%d" % d, "blksize=4k"]),
+    ("largeblock-16k", lambda d: [PLUGIN, "size=%d" % d, "blksize=16k"]),
+    ("largeblock-64k", lambda d: [PLUGIN, "size=%d" % d, "blksize=64k"]),
+    ("memory-sparse", lambda d: ["memory", "%d" % d, "allocator=sparse"]),
+    ("memory-malloc", lambda d: ["memory", "%d" % d, "allocator=malloc"]),
+]
+
+
+def timed_halves(h, op, data):
+    """Two requests of half the data each; seconds for both."""
+    half = data // 2
+    t = time.monotonic()
+    op(half, 0)
+    op(half, half)
+    return time.monotonic() - t
+
+
+def trim_once(workdir, name, args, data):
+    s = Server(workdir, name, args)
+    try:
+        out = {"start_kib": rss_kib(s)}
+        fio(s, workdir, "write", MiB, 1, data, 0)
+        out["written_kib"] = rss_kib(s)
+        h = connect(s)
+        out["trim_s"] = timed_halves(h, h.trim, data)
+        out["trimmed_kib"] = rss_kib(s)
+        fio(s, workdir, "write", MiB, 1, data, 0)
+        out["zero_s"] = timed_halves(h, h.zero, data)
+        out["zeroed_kib"] = rss_kib(s)
+        h.shutdown()
+    finally:
+        s.stop()
+    return out
+
+
+def trim_section(workdir, reps, quick, progress):
+    data = 64 * MiB if quick else 2 * GiB
+    # Faulting in 2 GiB of fresh memory takes about 15 s here, four times
+    # per server and repetition: two repetitions keep the section near
+    # five minutes.
+    reps = min(reps, 2)
+    runs = {n: [] for n, _ in TRIM_SERVERS}
+    load = [os.getloadavg()[0]]
+    for _ in range(reps):
+        for name, args in TRIM_SERVERS:     # interleaved
+            runs[name].append(trim_once(workdir, name, args(data), data))
+        progress("trim repetition done")
+    load.append(os.getloadavg()[0])
+    return {"data": data, "reps": reps, "load": load,
+            "servers": {n: {k: statistics.median(r[k] for r in rs)
+                            for k in rs[0]} for n, rs in runs.items()}}
+
+
+# ---- peak memory under memory-limit ----
+
+LIMIT_BYTES = 64 * MiB
+NBDKIT_THREADS = 16         # nbdkit's default --threads
+
+
+def limit_once(workdir, name, args, bs, conns, runtime):
+    """conns fio connections writing bs-sized requests at iodepth 16 plus
+    an nbdcopy of the whole disk, at once; the server's peak RSS."""
+    s = Server(workdir, name, args)
+    start = rss_kib(s)
+    src = Server(workdir, "limit-src", ["pattern", "%d" % LIMIT_BYTES])
+    try:
+        job = subprocess.Popen(
+            ["fio", "--name=limit", "--ioengine=nbd", "--uri=" + s.uri,
+             "--rw=randwrite", "--bs=%d" % bs, "--iodepth=16",
+             "--numjobs=%d" % conns, "--size=%d" % LIMIT_BYTES,
+             "--time_based", "--runtime=%dms" % int(runtime * 1000)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # A refusal at the limit (ENOSPC) is not what is measured here.
+        subprocess.run(["nbdcopy", "--request-size=%d" % bs, src.uri, s.uri],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        job.wait()
+        return start, s.status_kib("VmHWM")
+    finally:
+        s.stop()
+        src.stop()
+
+
+def limit_section(workdir, runtime, quick, progress):
+    """Peak RSS of a RAM disk at memory-limit=64M, against the limit and
+    against nbdkit memory under the same load: what is over the limit is
+    nbdkit's per-request buffers, up to connections x threads x request."""
+    sizes = [64 * KiB, MiB] if quick else [64 * KiB, MiB, 8 * MiB]
+    conns = 2 if quick else 8
+    nbdcopy_conns = 4       # nbdcopy's default
+    rows = []
+    for bs in sizes:
+        row = {"bs": bs}
+        for name, args in [
+                ("largeblock", [PLUGIN, "size=%d" % LIMIT_BYTES,
+                                "blksize=64k",
+                                "memory-limit=%d" % LIMIT_BYTES]),
+                ("memory-sparse", ["memory", "%d" % LIMIT_BYTES])]:
+            row[name + "_start_kib"], row[name + "_hwm_kib"] = limit_once(
+                workdir, name, args, bs, conns, runtime)
+        row["bound_kib"] = row["largeblock_start_kib"] + (
+            LIMIT_BYTES + (conns + nbdcopy_conns) * NBDKIT_THREADS * bs) / KiB
+        rows.append(row)
+        progress("limit %s done" % size_name(bs))
+    return {"limit": LIMIT_BYTES, "conns": conns,
+            "nbdcopy_conns": nbdcopy_conns, "threads": NBDKIT_THREADS,
+            "rows": rows}
+
+
+# ---- the kernel device: largeblock-run's nbdfuse + loop ----
+
+LARGEBLOCK_RUN = os.environ.get("LARGEBLOCK_RUN", os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "server",
+    "largeblock-run"))
+KERNEL_SECTOR = 16 * KiB
+KERNEL_DISK = 4 * GiB
+KERNEL_ROWS = [("randwrite", 16 * KiB), ("randread", 16 * KiB),
+               ("write", MiB), ("read", MiB)]
+
+
+def kernel_unavailable():
+    """Why the kernel-device path cannot be measured here, or None."""
+    if os.geteuid() != 0:
+        return "needs root (losetup, FUSE mounts)"
+    for dev in ("/dev/fuse", "/dev/loop-control"):
+        if not os.path.exists(dev):
+            return "no " + dev
+    for tool in ("nbdfuse", "fusermount3", "losetup"):
+        if shutil.which(tool) is None:
+            return tool + " is not installed"
+    if not os.access(LARGEBLOCK_RUN, os.X_OK):
+        return "no largeblock-run at " + LARGEBLOCK_RUN
+    return None
+
+
+def children(pid):
+    """PIDs of a process's children, by command name."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            out[comm] = int(entry)
+    return out
+
+
+def run_checked(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("%s failed: %s" % (" ".join(cmd),
+                                              r.stderr.strip()))
+    return r.stdout.strip()
+
+
+def losetup(path):
+    return run_checked(["losetup", "--find", "--show", "--sector-size",
+                        "%d" % KERNEL_SECTOR, "--direct-io=on", path])
+
+
+class KernelPaths:
+    """The three devices, attached at once so runs can be interleaved;
+    close() tears down whatever was set up."""
+
+    def __init__(self, workdir):
+        self.devs, self.procs, self.undo = {}, {}, []
+        try:
+            self.attach(workdir)
+        except BaseException:
+            self.close()
+            raise
+
+    def attach(self, workdir):
+        env = dict(os.environ, LARGEBLOCK_PLUGIN=PLUGIN, NBDKIT=NBDKIT)
+        # largeblock-run with no command attaches, prints the device and
+        # waits for a signal.
+        run = subprocess.Popen(
+            [LARGEBLOCK_RUN, "--attach=loop", "blksize=16k",
+             "logical-blksize=16k", "size=%d" % KERNEL_DISK],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
+            stderr=open(os.path.join(workdir, "run.err"), "w"), env=env)
+        self.undo.append(lambda: (run.send_signal(signal.SIGTERM),
+                                  run.wait(timeout=60)))
+        dev = run.stdout.readline().strip()
+        if not dev.startswith("/dev/"):
+            raise RuntimeError("largeblock-run printed no device: see %s" %
+                               os.path.join(workdir, "run.err"))
+        # Its children are nbdfuse and the server (nbdkit, or whatever
+        # NBDKIT names: under valgrind the process is valgrind's).
+        kids = children(run.pid)
+        fuse_pid = kids.pop("nbdfuse")
+        if len(kids) != 1:
+            raise RuntimeError("largeblock-run's children: %s" % kids)
+        self.devs["largeblock-run"] = dev
+        self.procs["largeblock-run"] = {"nbdkit": kids.popitem()[1],
+                                        "nbdfuse": fuse_pid}
+        # The same path over nbdkit null: the ceiling of nbdfuse + loop.
+        null = Server(workdir, "kernel-null", ["null", "%d" % KERNEL_DISK])
+        self.undo.append(null.stop)
+        fuse_dir = os.path.join(workdir, "nullfuse")
+        os.mkdir(fuse_dir)
+        pidfile = os.path.join(workdir, "nullfuse.pid")
+        fuse = subprocess.Popen(["nbdfuse", "-P", pidfile,
+                                 os.path.join(fuse_dir, "disk"), "--unix",
+                                 null.socket], stdin=subprocess.DEVNULL)
+        self.undo.append(lambda: (subprocess.run(["fusermount3", "-u",
+                                                  fuse_dir]),
+                                  fuse.wait(timeout=60)))
+        start = time.monotonic()
+        while not os.path.exists(pidfile):
+            if fuse.poll() is not None or time.monotonic() - start > 30:
+                raise RuntimeError("nbdfuse over nbdkit null did not start")
+            time.sleep(0.01)
+        dev = losetup(os.path.join(fuse_dir, "disk"))
+        self.undo.append(lambda: run_checked(["losetup", "-d", dev]))
+        self.devs["nbdfuse-null"] = dev
+        self.procs["nbdfuse-null"] = {"nbdkit": null.proc.pid,
+                                      "nbdfuse": fuse.pid}
+        # A loop device over a tmpfs file: what a user could take instead.
+        tmp = tempfile.mkdtemp(prefix="lbbench-kernel.", dir=TMPFS)
+        self.undo.append(lambda: shutil.rmtree(tmp, ignore_errors=True))
+        path = os.path.join(tmp, "disk.img")
+        with open(path, "wb") as f:
+            f.truncate(KERNEL_DISK)
+        tdev = losetup(path)
+        self.undo.append(lambda: run_checked(["losetup", "-d", tdev]))
+        self.devs["loop-tmpfs"] = tdev
+        self.procs["loop-tmpfs"] = {}
+
+    def close(self):
+        while self.undo:
+            try:
+                self.undo.pop()()
+            except Exception as e:      # tear down the rest regardless
+                print("largeblock-bench: teardown: %s" % e, file=sys.stderr)
+
+
+def fio_dev(dev, workdir, rw, bs, region, runtime, procs):
+    out = os.path.join(workdir, "fio-dev.json")
+    cmd = ["fio", "--name=kernel", "--filename=" + dev, "--ioengine=libaio",
+           "--direct=1", "--rw=" + rw, "--bs=%d" % bs, "--iodepth=32",
+           "--numjobs=2", "--size=%d" % region, "--group_reporting",
+           "--output-format=json", "--output=" + out]
+    if runtime:
+        cmd += ["--time_based", "--runtime=%dms" % int(runtime * 1000)]
+    cpu0 = {k: cpu_of(p) for k, p in procs.items()}
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    cpu = {k: cpu_of(p) - cpu0[k] for k, p in procs.items()}
+    with open(out) as f:
+        text = f.read()
+    job = json.loads(text[text.index("{"):])["jobs"][0]
+    side = job["read"] if "read" in rw else job["write"]
+    gib = side["io_bytes"] / GiB
+    r = {"mibs": side["bw_bytes"] / MiB, "iops": side["iops"]}
+    for k, c in cpu.items():
+        r[k + "_cpu_per_gib"] = c / gib if gib else float("nan")
+    return r
+
+
+def kernel_section(workdir, runtime, reps, quick, progress):
+    why = kernel_unavailable()
+    if why:
+        return {"skipped": why}
+    region = 32 * MiB if quick else 512 * MiB
+    rows = KERNEL_ROWS[::3] if quick else KERNEL_ROWS
+    paths = KernelPaths(workdir)
+    load = [os.getloadavg()[0]]
+    cells = []
+    try:
+        for name, dev in paths.devs.items():
+            fio_dev(dev, workdir, "write", MiB, region, 0, {})
+        for rw, bs in rows:
+            runs = {n: [] for n in paths.devs}
+            for _ in range(reps):
+                for n, dev in paths.devs.items():   # interleaved
+                    runs[n].append(fio_dev(dev, workdir, rw, bs, region,
+                                           runtime, paths.procs[n]))
+            cells.append({"rw": rw, "bs": bs, "servers": {
+                n: {k: statistics.median(r[k] for r in rs) for k in rs[0]}
+                for n, rs in runs.items()}})
+            progress("kernel %s %s done" % (rw, size_name(bs)))
+    finally:
+        paths.close()
+    load.append(os.getloadavg()[0])
+    return {"disk": KERNEL_DISK, "sector": KERNEL_SECTOR, "region": region,
+            "runtime": runtime, "reps": reps, "cells": cells, "load": load}
+
+
 # ---- the report ----
 
 def best_memory(cell):
@@ -426,12 +806,233 @@ def machine():
                        text=True).stdout.strip()))
 
 
+def load_note(sec):
+    return ("Load average (1 min) on this shared machine: %.2f at the "
+            "start of the section, %.2f at its end." % tuple(sec["load"]))
+
+
+def ratio(a, b):
+    return a / b if b else float("nan")
+
+
+def file_report(fs):
+    ref = "nbdkit-file"
+    lines = ["", "## File disks", "",
+             "largeblock `file=` with the default geometry (4k/512) and "
+             "with blksize=16k, against `nbdkit file`, each serving its own "
+             "sparse %s file on tmpfs (%s), so that the servers, not the "
+             "host's writeback, are measured.  fio's nbd engine, one "
+             "connection, iodepth 32, %g s per run, %d repetitions with the "
+             "servers interleaved; medians.  %s is prefilled and used.  %s"
+             % (size_name(fs["disk"]), fs["tmpfs"], fs["runtime"], fs["reps"],
+                size_name(fs["region"]), load_note(fs)), ""]
+    below = []
+    for c in fs["cells"]:
+        for n, r in c["servers"].items():
+            if n != ref:
+                below.append((ratio(r["mibs"], c["servers"][ref]["mibs"]),
+                              "%s %s %s" % (c["rw"], size_name(c["bs"]), n)))
+    mx = fs["mixed"]
+    if below:
+        lo = min(below)
+        lines.append("- Throughput vs `nbdkit file` (target >= 1.00): %d of "
+                     "%d results at or above 1.00; lowest %.2f (%s); median "
+                     "%.2f." % (sum(1 for r, _ in below if r >= 1.0),
+                                len(below), lo[0], lo[1],
+                                statistics.median(r for r, _ in below)))
+    for n, r in mx.items():
+        if n != ref:
+            lines.append("- Mixed load, %s vs `nbdkit file`: writes %.2f, "
+                         "reads %.2f, read p99 %.2f (target <= 1.10)." % (
+                             n, ratio(r["write_mibs"], mx[ref]["write_mibs"]),
+                             ratio(r["read_mibs"], mx[ref]["read_mibs"]),
+                             ratio(r["read_p99_ms"], mx[ref]["read_p99_ms"])))
+    lines += ["", "| pattern | bs | server | MiB/s | IOPS | CPU s/GiB | "
+              "vs nbdkit file |", "| --- | --- | --- | ---: | ---: | ---: | "
+              "---: |"]
+    for c in fs["cells"]:
+        for n, r in c["servers"].items():
+            lines.append("| %s | %s | %s | %.0f | %.0f | %.3f | %.2f |" % (
+                c["rw"], size_name(c["bs"]), n, r["mibs"], r["iops"],
+                r["cpu_per_gib"], ratio(r["mibs"],
+                                        c["servers"][ref]["mibs"])))
+    lines += ["", "Mixed load: one job writing 1M sequentially and one "
+              "reading 4k at random, iodepth 16 each, at once, %g s:" %
+              fs["mixed_runtime"], "",
+              "| server | write MiB/s | read MiB/s | read p99 | write vs "
+              "nbdkit file | read vs nbdkit file | p99 vs nbdkit file |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for n, r in mx.items():
+        lines.append("| %s | %.0f | %.1f | %.2f ms | %.2f | %.2f | %.2f |" % (
+            n, r["write_mibs"], r["read_mibs"], r["read_p99_ms"],
+            ratio(r["write_mibs"], mx[ref]["write_mibs"]),
+            ratio(r["read_mibs"], mx[ref]["read_mibs"]),
+            ratio(r["read_p99_ms"], mx[ref]["read_p99_ms"])))
+    return lines
+
+
+def trim_report(tr):
+    sv = tr["servers"]
+    ref = sv["memory-sparse"]
+    lines = ["", "## Trim and zero", "",
+             "%s written with fio (1M sequential writes), then trimmed in "
+             "two requests of %s each; written again, then zeroed the same "
+             "way (no flags, so holes are allowed).  A fresh server per "
+             "run, %d repetitions with the servers interleaved; medians.  "
+             "%s" % (size_name(tr["data"]), size_name(tr["data"] // 2),
+                     tr["reps"], load_note(tr)),
+             "",
+             "largeblock gives the memory of released folios back to the "
+             "system at once (RSS after trim), and a profile of its trim "
+             "(perf) spends most of the time in madvise, in the kernel "
+             "freeing pages; compare the peers' RSS after trim, which says "
+             "how much of that work they do.  Fresh memory is slow to "
+             "fault in on this machine (about 15 s for 2 GiB under load), "
+             "hence two repetitions; times this short swing widely "
+             "between runs, so read ratios near the targets as ties.", ""]
+    for n, r in sv.items():
+        if not n.startswith("largeblock-"):
+            continue
+        target = 2.0 if n == "largeblock-4k" else 1.0
+        back = (r["trimmed_kib"] - r["start_kib"]) / 1024
+        lines.append("- %s vs `nbdkit memory` sparse: trim %.2f, zero %.2f "
+                     "(target <= %.1f); RSS after trimming %.1f MiB above "
+                     "the start (target <= 8)." % (
+                         n, ratio(r["trim_s"], ref["trim_s"]),
+                         ratio(r["zero_s"], ref["zero_s"]), target, back))
+    lines.append("- For comparison, RSS after trimming, above the start: "
+                 + ", ".join("%s %.1f MiB" % (
+                     n, (sv[n]["trimmed_kib"] - sv[n]["start_kib"]) / 1024)
+                             for n in ("memory-sparse", "memory-malloc")
+                             if n in sv) + ".")
+    lines += ["", "| server | trim | zero | trim vs sparse | zero vs sparse "
+              "| RSS at start | after writing | after trim | after zero |",
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
+              "---: |"]
+    for n, r in sv.items():
+        lines.append("| %s | %.3f s | %.3f s | %.2f | %.2f | %d KiB | %d KiB "
+                     "| %d KiB | %d KiB |" % (
+                         n, r["trim_s"], r["zero_s"],
+                         ratio(r["trim_s"], ref["trim_s"]),
+                         ratio(r["zero_s"], ref["zero_s"]), r["start_kib"],
+                         r["written_kib"], r["trimmed_kib"],
+                         r["zeroed_kib"]))
+    return lines
+
+
+def limit_report(lm):
+    lines = ["", "## Peak memory under memory-limit", "",
+             "A %s RAM disk with blksize=64k and memory-limit=%s, and "
+             "`nbdkit memory` of the same size, under %d fio connections "
+             "writing at random (iodepth 16) and an `nbdcopy` (%d "
+             "connections) into the disk at the same time, all with the "
+             "same request size; the server's peak RSS (VmHWM).  Beyond "
+             "the folios, nbdkit gives each of a connection's %d worker "
+             "threads (its --threads) a buffer as large as the largest "
+             "read or write that thread has served, zeroed, so resident, "
+             "and kept until the connection closes; the bound is the RSS "
+             "at start + memory-limit + connections x threads x request "
+             "size (see memory-limit in nbdkit-largeblock-plugin(1)).  "
+             "The plugin allocates nothing per request on RAM disks, so "
+             "its peak should follow `nbdkit memory`'s." % (
+                 size_name(lm["limit"]), size_name(lm["limit"]), lm["conns"],
+                 lm["nbdcopy_conns"], lm["threads"]), "",
+             "| request | largeblock peak RSS | nbdkit memory peak RSS | "
+             "limit | bound |", "| --- | ---: | ---: | ---: | ---: |"]
+    for r in lm["rows"]:
+        lines.append("| %s | %.0f MiB | %.0f MiB | %s | %.0f MiB |" % (
+            size_name(r["bs"]), r["largeblock_hwm_kib"] / 1024,
+            r["memory-sparse_hwm_kib"] / 1024, size_name(lm["limit"]),
+            r["bound_kib"] / 1024))
+    return lines
+
+
+def kernel_report(kn):
+    lines = ["", "## Kernel device", ""]
+    if "skipped" in kn:
+        return lines + ["skipped: " + kn["skipped"] + "."]
+    lines += ["fio (libaio, direct, iodepth 32, 2 jobs) on three block "
+              "devices with %s sectors: the one `largeblock-run "
+              "--attach=loop blksize=16k logical-blksize=16k size=%s` "
+              "attaches (nbdfuse + loop), the same nbdfuse + loop over "
+              "`nbdkit null` (the ceiling of that path), and a loop device "
+              "over a tmpfs file (what a user could take instead).  %s "
+              "used, %g s per run, %d repetitions interleaved; medians.  "
+              "CPU s/GiB is the nbdkit and nbdfuse processes' own time "
+              "(user + system) per GiB moved.  %s" % (
+                  size_name(kn["sector"]), size_name(kn["disk"]),
+                  size_name(kn["region"]), kn["runtime"], kn["reps"],
+                  load_note(kn)),
+              "",
+              "How to read it: the gap between the ceiling and loop over "
+              "tmpfs is what FUSE and the NBD round trip cost, since "
+              "`nbdkit null` does no work; the gap between largeblock-run "
+              "and the ceiling is the plugin's, and its nbdkit CPU beyond "
+              "null's says how much server time that is.", ""]
+    for c in kn["cells"]:
+        s = c["servers"]
+        lb, null, tmp = s["largeblock-run"], s["nbdfuse-null"], s["loop-tmpfs"]
+        lines.append(
+            "- %s %s: largeblock-run %.2f of the null ceiling (target >= "
+            "0.90), %.2f of loop over tmpfs; the ceiling itself is %.2f of "
+            "loop over tmpfs.  nbdkit CPU %.3f s/GiB (null %.3f), nbdfuse "
+            "CPU %.3f s/GiB (over null %.3f)." % (
+                c["rw"], size_name(c["bs"]), ratio(lb["mibs"], null["mibs"]),
+                ratio(lb["mibs"], tmp["mibs"]),
+                ratio(null["mibs"], tmp["mibs"]), lb["nbdkit_cpu_per_gib"],
+                null["nbdkit_cpu_per_gib"], lb["nbdfuse_cpu_per_gib"],
+                null["nbdfuse_cpu_per_gib"]))
+    lines += ["", "| pattern | bs | path | MiB/s | IOPS | nbdkit CPU s/GiB | "
+              "nbdfuse CPU s/GiB | vs null ceiling | vs loop over tmpfs |",
+              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for c in kn["cells"]:
+        s = c["servers"]
+        for n, r in s.items():
+            cpu = ["%.3f" % r[k] if k in r else "-" for k in
+                   ("nbdkit_cpu_per_gib", "nbdfuse_cpu_per_gib")]
+            lines.append("| %s | %s | %s | %.0f | %.0f | %s | %s | %.2f | "
+                         "%.2f |" % (c["rw"], size_name(c["bs"]), n,
+                                     r["mibs"], r["iops"], cpu[0], cpu[1],
+                                     ratio(r["mibs"],
+                                           s["nbdfuse-null"]["mibs"]),
+                                     ratio(r["mibs"],
+                                           s["loop-tmpfs"]["mibs"])))
+    return lines
+
+
+def split_sections(text):
+    """A report's text as (preamble, [(heading, text)]), at '## '."""
+    parts = ("\n" + text).split("\n## ")
+    return parts[0].lstrip("\n"), [
+        (p.split("\n", 1)[0], "## " + p.rstrip("\n")) for p in parts[1:]]
+
+
+def merge_report(new, old, res):
+    """The report of a partial run (--only) laid over the previous one:
+    sections this run wrote replace theirs (each saying which run it comes
+    from), the others are kept, and so is the old preamble unless this
+    run measured the throughput matrix."""
+    old_pre, old_secs = split_sections(old)
+    new_pre, new_secs = split_sections(new)
+    if "Targets" in dict(new_secs):
+        return new
+    note = "From a separate run: `%s`; machine: %s." % (res["command"],
+                                                       res["machine"])
+    fresh = dict((h, t.replace("\n\n", "\n\n" + note + "\n\n", 1))
+                 for h, t in new_secs)
+    out = [fresh.pop(h, t) for h, t in old_secs]
+    out += [fresh[h] for h, _ in new_secs if h in fresh]
+    return "\n\n".join([old_pre.rstrip("\n")] + out) + "\n"
+
+
 def report(res):
     lines = ["# largeblock performance", "",
              "Generated by `bench/largeblock-bench.py` (`make bench`); "
              "do not edit by hand.", "",
              "Machine: " + res["machine"] + ".", "",
-             "Reproduce: `%s`." % res["command"], "",
+             "Reproduce: `%s`." % res["command"], ""]
+    if res["cells"]:
+        lines += [
              "fio's nbd engine, iodepth 32, one connection per fio job, "
              "servers on Unix sockets, %g s per run, %d repetitions with the "
              "servers interleaved; medians.  The machine is shared, so only "
@@ -440,9 +1041,9 @@ def report(res):
              "it moved.  Disks are %s, of which %s is prefilled and used." % (
                  res["runtime"], res["reps"], size_name(res["disk"]),
                  size_name(res["region"])), "",
-             "## Targets", ""] + targets(res["cells"],
-                                         res.get("copy_cost")) + [
-             "", "## Throughput", ""] + matrix_table(res["cells"])
+             "## Targets", ""] + targets(
+            res["cells"], res.get("copy_cost")) + [
+                "", "## Throughput", ""] + matrix_table(res["cells"])
     m = res.get("memory")
     if m:
         lines += ["", "## Memory", "",
@@ -506,6 +1107,14 @@ def report(res):
                 k, r["anon_huge_kib"], r["randread"]["mibs"],
                 r["randread"]["cpu_per_gib"], r["randwrite"]["mibs"],
                 r["randwrite"]["cpu_per_gib"]))
+    if res.get("file"):
+        lines += file_report(res["file"])
+    if res.get("trim"):
+        lines += trim_report(res["trim"])
+    if res.get("limit"):
+        lines += limit_report(res["limit"])
+    if res.get("kernel"):
+        lines += kernel_report(res["kernel"])
     return "\n".join(lines) + "\n"
 
 
@@ -519,6 +1128,19 @@ def pick(option, convert, default):
     return [convert(v) for v in option.split(",")] if option else default
 
 
+ALL_SECTIONS = ["matrix", "memory", "scale", "huge", "copy", "file", "trim",
+                "limit", "kernel"]
+
+
+def write_report(res, output, partial):
+    text = report(res)
+    if partial and os.path.exists(output):
+        with open(output) as f:
+            text = merge_report(text, f.read(), res)
+    with open(output, "w") as f:
+        f.write(text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
@@ -530,8 +1152,7 @@ def main():
     ap.add_argument("--output", default="docs/performance.md",
                     help="the Markdown report to write")
     ap.add_argument("--json", help="also write the raw numbers here")
-    ap.add_argument("--only", choices=["matrix", "memory", "scale", "huge",
-                                       "copy"],
+    ap.add_argument("--only", choices=ALL_SECTIONS,
                     action="append", help="run only these sections")
     ap.add_argument("--render", metavar="JSON",
                     help="only write the report from a previous --json")
@@ -546,15 +1167,14 @@ def main():
             res = json.load(f)
         if args.command:
             res["command"] = args.command
-        with open(args.output, "w") as f:
-            f.write(report(res))
+        write_report(res, args.output, res.get("partial", False))
         return
     if shutil.which("fio") is None:
         sys.exit("largeblock-bench: fio is not installed")
     quick = args.quick
     runtime = args.runtime or (0.3 if quick else 1.0)
     reps = args.reps or (1 if quick else 3)
-    sections = args.only or ["matrix", "memory", "scale", "huge", "copy"]
+    sections = list(args.only or ALL_SECTIONS)
     if COPY_COST is None and "copy" in sections:
         sections.remove("copy")     # run outside make bench
     disk, region = (64 * MiB, 32 * MiB) if quick else (GiB, 256 * MiB)
@@ -564,6 +1184,7 @@ def main():
     servers = {}
     res = {"machine": machine(), "runtime": runtime, "reps": reps,
            "disk": disk, "region": region, "cells": [],
+           "partial": bool(args.only),
            "command": args.command or " ".join(["bench/largeblock-bench.py"]
                                                + sys.argv[1:])}
     try:
@@ -594,12 +1215,26 @@ def main():
         if "copy" in sections:
             res["copy_cost"] = copy_cost_section(quick)
             progress("copy cost done")
+        if "file" in sections:
+            res["file"] = file_section(workdir, runtime, reps, quick,
+                                       progress)
+            progress("file disks done")
+        if "trim" in sections:
+            res["trim"] = trim_section(workdir, reps, quick, progress)
+            progress("trim done")
+        if "limit" in sections:
+            res["limit"] = limit_section(workdir, runtime if quick else 3,
+                                         quick, progress)
+            progress("memory limit done")
+        if "kernel" in sections:
+            res["kernel"] = kernel_section(workdir, runtime if quick else 2,
+                                           reps, quick, progress)
+            progress("kernel device done")
     finally:
         for s in servers.values():
             s.stop()
         shutil.rmtree(workdir, ignore_errors=True)
-    with open(args.output, "w") as f:
-        f.write(report(res))
+    write_report(res, args.output, res["partial"])
     if args.json:
         with open(args.json, "w") as f:
             json.dump(res, f, indent=1)

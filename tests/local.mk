@@ -96,7 +96,12 @@ integration_tests += \
 	tests/test-file-disk-shrink-eio.py \
 	tests/test-file-disk-root.sh \
 	tests/test-stress-file.sh \
-	tests/test-bench-smoke.sh
+	tests/test-bench-smoke.sh \
+	tests/test-bench-smoke-file.sh \
+	tests/test-bench-smoke-trim.sh \
+	tests/test-bench-smoke-limit.sh \
+	tests/test-bench-smoke-kernel.sh
+EXTRA_DIST += tests/bench-functions.sh
 
 # The tree's conventions: the C layout of .clang-format.
 integration_tests += tests/test-format.sh
