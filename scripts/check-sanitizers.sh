@@ -47,12 +47,13 @@ build () {
             echo "check-sanitizers: $san build failed"; return 1; }
 }
 
-# check DIR [TESTS]: make check in DIR, whole suite or just TESTS.
+# check DIR [TESTS]: make check in DIR, just TESTS, or without them the
+# suite but the bench's smoke tests (check-instrumented, tests/local.mk).
 check () {
     local dir=$1; shift
-    local args=()
-    [ $# -gt 0 ] && args=(TESTS="$*")
-    (cd "$dir" && make -j"$(nproc)" check "${args[@]}")
+    local args=(check-instrumented)
+    [ $# -gt 0 ] && args=(check TESTS="$*")
+    (cd "$dir" && make -j"$(nproc)" "${args[@]}")
     local status=$?
     [ $status -ne 0 ] && sed -n '/^FAIL\|^ERROR/,$p' "$dir/test-suite.log" | head -200
     # Keep the results where scripts/run-tests.sh counts them.

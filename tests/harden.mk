@@ -5,7 +5,8 @@
 
 EXTRA_DIST += scripts/check-sanitizers.sh
 
-# ---- make check-valgrind: the whole test suite under memcheck ----
+# ---- make check-valgrind: the test suite under memcheck ----
+# (All of it but the bench's smoke tests: instrumented_tests, tests/local.mk.)
 # The unit tests run under valgrind directly; every nbdkit the tests start
 # runs under it through tests/helpers/nbdkit-wrapper.sh (in the
 # foreground, stopped with SIGTERM, as lbtest.Server and start_server
@@ -27,7 +28,8 @@ EXTRA_DIST += tests/helpers/valgrind.supp
 check-valgrind:
 	rm -rf $(VALGRIND_LOG_DIR) && $(MKDIR_P) $(VALGRIND_LOG_DIR)
 	@CK_TIMEOUT_MULTIPLIER=$${CK_TIMEOUT_MULTIPLIER:-30} \
-	$(MAKE) $(AM_MAKEFLAGS) check LB_VALGRIND="$(VALGRIND_CMD)" \
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(instrumented_tests)" \
+	  LB_VALGRIND="$(VALGRIND_CMD)" \
 	  LOG_COMPILER="$(VALGRIND_CMD)"; status=$$?; \
 	bad=0; for f in $(VALGRIND_LOG_DIR)/vg.*.log; do \
 	  if test -s "$$f"; then echo "==== $$f"; cat "$$f"; bad=1; fi; \

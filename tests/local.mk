@@ -4,8 +4,9 @@
 # fuzz replay tests run are in fuzz/local.mk, bench/copy-cost in
 # bench/local.mk.)
 
-TESTS += tests/unit-lib.tap tests/unit-server.tap tests/stress-ramstore \
-	$(integration_tests)
+TESTS += $(instrumented_tests) $(bench_smoke_tests)
+instrumented_tests = tests/unit-lib.tap tests/unit-server.tap \
+	tests/stress-ramstore $(integration_tests)
 EXTRA_DIST += tests/unit-lib.tap tests/unit-server.tap tests/functions.sh \
 	tests/lbtest.py
 
@@ -95,13 +96,23 @@ integration_tests += \
 	tests/test-file-disk.py \
 	tests/test-file-disk-shrink-eio.py \
 	tests/test-file-disk-root.sh \
-	tests/test-stress-file.sh \
+	tests/test-stress-file.sh
+
+# The bench's smoke tests drive fio and nbdcopy through every section;
+# under valgrind or ASan they would time the instrumentation, and the
+# plugin paths they reach run in the tests above, so the instrumented
+# passes (check-valgrind, check-sanitizers' asan) leave them out:
+# check-instrumented is make check without them.
+bench_smoke_tests = \
 	tests/test-bench-smoke.sh \
 	tests/test-bench-smoke-file.sh \
 	tests/test-bench-smoke-trim.sh \
 	tests/test-bench-smoke-limit.sh \
 	tests/test-bench-smoke-kernel.sh
-EXTRA_DIST += tests/bench-functions.sh
+EXTRA_DIST += tests/bench-functions.sh $(bench_smoke_tests)
+check-instrumented:
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(instrumented_tests)"
+.PHONY: check-instrumented
 
 # The tree's conventions: the C layout of .clang-format.
 integration_tests += tests/test-format.sh

@@ -11,8 +11,7 @@ vm_tests = \
 EXTRA_DIST += $(vm_tests) tests/vm-functions.sh tests/vm-xfs-roundtrip.sh
 
 # Boots nothing: part of the plain make check.
-TESTS += tests/test-vm-docs-cover-every-option.sh
-EXTRA_DIST += tests/test-vm-docs-cover-every-option.sh
+integration_tests += tests/test-vm-docs-cover-every-option.sh
 
 check-vm: all
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(vm_tests)' \
