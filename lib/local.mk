@@ -30,6 +30,16 @@ lib_libdisk_la_SOURCES = \
 	lib/wcache.c lib/wcache.h \
 	lib/cutfifo.c lib/cutfifo.h
 
+# The C files of libcore, libdisk and libpattern, one a line: the
+# libFuzzer harnesses (scripts/fuzz.sh) are linked from these, so they
+# never lag behind the lists above.
+print-fuzz-lib-sources:
+	@for f in $(lib_libcore_la_SOURCES) $(lib_libdisk_la_SOURCES) \
+	    $(lib_libpattern_la_SOURCES); do \
+	  case $$f in *.c) echo "$$f" ;; esac; \
+	done
+.PHONY: print-fuzz-lib-sources
+
 # Least privilege: dropping capabilities after start-up (libcap-ng).
 # The plugin.
 noinst_LTLIBRARIES += lib/libcaps.la

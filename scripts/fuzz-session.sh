@@ -61,12 +61,10 @@ build_plugin () {
     rm -rf "$bld" && mkdir -p "$bld" || return 1
     # afl-cc leaves its runtime out of shared objects (it expects an
     # instrumented program), so compile with it and link with clang.
-    # The plugin's sources: its own, and lib/'s convenience libraries it
-    # links (lib/local.mk: libcore, libdisk, libcaps).
-    for f in plugins/largeblock/largeblock.c lib/align.c lib/caps.c \
-             lib/disk.c lib/error.c lib/extents.c lib/filestore.c \
-             lib/geometry.c lib/params.c lib/ramstore.c lib/slab.c \
-             lib/stats.c; do
+    # The plugin's sources, as plugins/largeblock/local.mk lists them.
+    local sources
+    sources=$(make -s --no-print-directory -C "$builddir" print-plugin-sources) || return 1
+    for f in $sources; do
         objs+=("$bld/$(basename "$f" .c).o")
         AFL_QUIET=1 afl-clang-fast -g -O1 -fPIC -fno-omit-frame-pointer \
             -fsanitize=address,undefined -fno-sanitize-recover=all \

@@ -34,6 +34,17 @@ for h in "${args[@]}"; do
     else harnesses+=("$h"); fi
 done
 
+# lib/'s sources as lib/local.mk lists them (print-fuzz-lib-sources).
+lib_sources=()
+if [ ${#harnesses[@]} -gt 0 ]; then
+    for f in $(make -s --no-print-directory -C "$builddir" \
+                   print-fuzz-lib-sources); do
+        lib_sources+=("$srcdir/$f")
+    done
+    [ ${#lib_sources[@]} -gt 0 ] ||
+        { echo "fuzz: make print-fuzz-lib-sources listed nothing"; exit 1; }
+fi
+
 status=0
 for h in "${harnesses[@]}"; do
     work="$builddir/fuzz/work/$h"
@@ -41,7 +52,7 @@ for h in "${harnesses[@]}"; do
     mkdir -p "$work/corpus" "$work/crashes"
     "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined \
         -fno-sanitize-recover=all -I"$builddir" -I"$srcdir/lib" \
-        "$srcdir/fuzz/fuzz-$h.c" "$srcdir"/lib/{error,geometry,params,pattern}.c \
+        "$srcdir/fuzz/fuzz-$h.c" "${lib_sources[@]}" -pthread \
         -o "$bin" || { echo "fuzz: cannot build $h"; status=1; continue; }
     echo "fuzz: $h for ${seconds}s"
     "$bin" -max_total_time="$seconds" -print_final_stats=1 \

@@ -15,6 +15,17 @@ EXTRA_plugins_largeblock_nbdkit_largeblock_plugin_la_DEPENDENCIES = \
 	plugins/largeblock/plugin.syms
 EXTRA_DIST += plugins/largeblock/plugin.syms
 
+# The C files the plugin is built from, its own and those of the lib/
+# libraries it links, one a line: scripts/fuzz-session.sh rebuilds the
+# plugin with AFL from this list, so it never lags behind lib/local.mk.
+print-plugin-sources:
+	@for f in $(plugins_largeblock_nbdkit_largeblock_plugin_la_SOURCES) \
+	    $(lib_libdisk_la_SOURCES) $(lib_libcore_la_SOURCES) \
+	    $(lib_libcaps_la_SOURCES); do \
+	  case $$f in *.c) echo "$$f" ;; esac; \
+	done
+.PHONY: print-plugin-sources
+
 # nbdkit loads the .so by name; the libtool archive is only clutter there.
 # (libtool's uninstall finds the .so through the .la, so remove it here.)
 install-data-hook:
