@@ -4,8 +4,9 @@ Drives largeblock and its peers -- nbdkit memory (allocator=sparse and
 allocator=malloc) and nbdkit null, the protocol ceiling that copies no
 data -- with fio's nbd engine over Unix sockets, with the same client
 settings for all.  The machine this runs on is shared and noisy, so only
-ratios measured in the same run mean anything: servers are interleaved
-(A B C A B C ...) for every pattern, each pattern is repeated, and medians
+ratios measured in the same run mean anything: servers are interleaved,
+the order rotated each repetition (A B C B C A ...) so that no server
+always runs first, for every pattern, each pattern is repeated, and medians
 and ratios are reported.  Besides MiB/s and IOPS it reports the server's
 own CPU seconds per GiB served (from /proc/PID/stat), which stays stable
 when the machine is busy.
@@ -200,6 +201,12 @@ def applicable(server, bs):
     return bs >= getattr(server, "logical", 0)
 
 
+def rotated(names, rep):
+    """The servers' order for repetition rep: A B C, then B C A, ..."""
+    k = rep % len(names) if names else 0
+    return names[k:] + names[:k]
+
+
 def run_matrix(servers, workdir, region, runtime, reps, patterns,
                block_sizes, connections, progress):
     cells = []
@@ -208,8 +215,8 @@ def run_matrix(servers, workdir, region, runtime, reps, patterns,
             for conns in connections:
                 names = [n for n in servers if applicable(servers[n], bs)]
                 runs = {n: [] for n in names}
-                for _ in range(reps):
-                    for n in names:     # interleaved: A B C A B C ...
+                for rep in range(reps):
+                    for n in rotated(names, rep):   # A B C B C A ...
                         runs[n].append(fio(servers[n], workdir, rw, bs,
                                            conns, region, runtime))
                 cell = {"rw": rw, "bs": bs, "conns": conns, "servers": {}}
@@ -382,9 +389,10 @@ def file_section(workdir, runtime, reps, quick, progress):
             ["randwrite", "read"] if quick else PATTERNS,
             [16 * KiB] if quick else FILE_BLOCK_SIZES, [1], progress)
         runs = {n: [] for n in servers}
-        for _ in range(reps):
-            for n, s in servers.items():
-                runs[n].append(fio_mixed(s, workdir, region, mixed_runtime))
+        for rep in range(reps):
+            for n in rotated(list(servers), rep):
+                runs[n].append(fio_mixed(servers[n], workdir, region,
+                                         mixed_runtime))
         mixed = {n: {k: statistics.median(r[k] for r in rs)
                      for k in rs[0]} for n, rs in runs.items()}
         progress("file mixed done")
@@ -823,7 +831,8 @@ def file_report(fs):
              "sparse %s file on tmpfs (%s), so that the servers, not the "
              "host's writeback, are measured.  fio's nbd engine, one "
              "connection, iodepth 32, %g s per run, %d repetitions with the "
-             "servers interleaved; medians.  %s is prefilled and used.  %s"
+             "servers interleaved, their order rotated each repetition; "
+             "medians.  %s is prefilled and used.  %s"
              % (size_name(fs["disk"]), fs["tmpfs"], fs["runtime"], fs["reps"],
                 size_name(fs["region"]), load_note(fs)), ""]
     below = []
@@ -1035,7 +1044,8 @@ def report(res):
         lines += [
              "fio's nbd engine, iodepth 32, one connection per fio job, "
              "servers on Unix sockets, %g s per run, %d repetitions with the "
-             "servers interleaved; medians.  The machine is shared, so only "
+             "servers interleaved, their order rotated each repetition; "
+             "medians.  The machine is shared, so only "
              "the ratios within this run mean anything; CPU seconds per GiB "
              "is the server's own time (user + system) divided by the data "
              "it moved.  Disks are %s, of which %s is prefilled and used." % (
