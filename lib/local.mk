@@ -23,6 +23,7 @@ lib_libdisk_la_SOURCES = \
 	lib/filestore.c lib/filestore.h \
 	lib/params.c lib/params.h \
 	lib/ramstore.c lib/ramstore.h \
+	lib/reclaim.c lib/reclaim.h \
 	lib/slab.c lib/slab.h \
 	lib/stats.c lib/stats.h \
 	lib/store.h \

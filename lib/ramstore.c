@@ -20,10 +20,14 @@
  *   slots empty needs no lock at all: those folios were absent at that
  *   instant, and zeros are a valid answer.
  * - Trim (and zero without NO_HOLE) takes each group's write lock once,
- *   empties the group's slots and keeps the folios aside, unreachable; it
- *   gives them back to their stripe's allocator in runs of memory
- *   neighbours, one madvise per run, under that stripe's write lock,
- *   and all of them before it returns (struct release_batch).
+ *   empties the group's slots and keeps the folios aside, unreachable, in
+ *   runs of memory neighbours (struct release_batch).  When it ends it
+ *   queues the runs for the reclaim worker (reclaim.h), which gives each
+ *   back to the OS with one madvise, outside every lock, and then to its
+ *   stripe's allocator under that stripe's write lock: the reply does not
+ *   wait for the kernel to free the pages.  Until then the folios count as
+ *   allocated; flush, the statistics and a write refused at the memory
+ *   limit wait for the worker (lb_reclaim_wait), so what they see is exact.
  * - No request holds two stripe locks at once, so there is no lock order.
  * - Each stripe owns a folio allocator (slab.h) used only under that
  *   stripe's write lock, so allocation takes no lock of its own.
@@ -48,9 +52,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "extents.h"
 #include "ramstore.h"
+#include "reclaim.h"
 #include "slab.h"
 
 #define NODE_SHIFT 9
@@ -79,6 +85,7 @@ struct ramstore {
   _Atomic uint64_t held; /* charged by a layer above (ram_charge) */
   _Atomic uint64_t peak;
   _Atomic uint64_t nr_nodes;
+  struct lb_reclaim *reclaim; /* NULL: trims give memory back inline */
   struct stripe stripes[NR_STRIPES];
 };
 
@@ -259,34 +266,79 @@ note_allocated (struct ramstore *rs)
 /* ---- releasing folios in runs ---- */
 
 /* Folios a trim has taken out of their slots but not yet given back:
- * per stripe, one run of folios that are neighbours in memory (folios of
- * one stripe come from that stripe's slab, and a sequentially written
- * range gives each stripe consecutive addresses).  A run is given back
- * with one madvise when the next folio does not extend it, and every run
- * left when the request ends, so the accounting is exact again by the
- * time the trim returns.  Detached folios are no longer reachable from
- * the index, so nothing else can touch them in between.
+ * per stripe, one open run of folios that are neighbours in memory
+ * (folios of one stripe come from that stripe's slab, and a sequentially
+ * written range gives each stripe consecutive addresses), and the runs
+ * already closed.  When the request ends every run goes to the reclaim
+ * queue (reclaim.h), which gives it back after the reply; without one (a
+ * store of sub-page folios, or the queue refused) runs are given back at
+ * once, each with one madvise under its stripe's write lock.  Detached
+ * folios are no longer reachable from the index, so nothing else can
+ * touch them in between.
  */
-struct pending_run {
-  char *first;
-  uint32_t nr;
-};
-
 struct release_batch {
-  struct pending_run run[NR_STRIPES];
+  struct lb_reclaim_run open[NR_STRIPES];
+  struct lb_reclaim_run *closed;
+  size_t nr_closed, cap_closed;
+  bool defer; /* closed runs go to rs->reclaim */
 };
 
-/* Give stripe i's pending run back.  Caller holds its write lock. */
+/* Give a run back now: to the OS, then to its stripe's allocator; the
+ * folios stop counting as allocated.  Caller holds the stripe's write
+ * lock.
+ */
 static void
-flush_run_locked (struct ramstore *rs, unsigned i, struct release_batch *b)
+give_back_locked (struct ramstore *rs, const struct lb_reclaim_run *run)
 {
-  struct pending_run *run = &b->run[i];
+  lb_slab_free_run (&rs->stripes[run->owner].slab, run->first, run->nr);
+  atomic_fetch_sub_explicit (&rs->allocated, run->nr, memory_order_relaxed);
+  uncharge (rs, run->nr);
+}
+
+/* The reclaim worker's half: the madvise without the lock. */
+static void
+give_back_later (void *opaque, const struct lb_reclaim_run *run)
+{
+  struct ramstore *rs = opaque;
+  struct stripe *st = &rs->stripes[run->owner];
+  bool discarded = lb_slab_discard_run (&st->slab, run->first, run->nr);
+
+  pthread_rwlock_wrlock (&st->lock);
+  if (discarded)
+    lb_slab_recycle_run (&st->slab, run->first, run->nr);
+  else
+    lb_slab_free_run (&st->slab, run->first, run->nr);
+  pthread_rwlock_unlock (&st->lock);
+  atomic_fetch_sub_explicit (&rs->allocated, run->nr, memory_order_relaxed);
+  uncharge (rs, run->nr);
+}
+
+static bool
+keep_closed (struct release_batch *b, const struct lb_reclaim_run *run)
+{
+  if (b->nr_closed == b->cap_closed) {
+    size_t cap = b->cap_closed ? 2 * b->cap_closed : 64;
+    struct lb_reclaim_run *p = realloc (b->closed, cap * sizeof *p);
+
+    if (p == NULL)
+      return false;
+    b->closed = p;
+    b->cap_closed = cap;
+  }
+  b->closed[b->nr_closed++] = *run;
+  return true;
+}
+
+/* Close stripe i's open run.  Caller holds its write lock. */
+static void
+close_run_locked (struct ramstore *rs, unsigned i, struct release_batch *b)
+{
+  struct lb_reclaim_run *run = &b->open[i];
 
   if (run->nr == 0)
     return;
-  lb_slab_free_run (&rs->stripes[i].slab, run->first, run->nr);
-  atomic_fetch_sub_explicit (&rs->allocated, run->nr, memory_order_relaxed);
-  uncharge (rs, run->nr);
+  if (!b->defer || !keep_closed (b, run))
+    give_back_locked (rs, run);
   run->nr = 0;
 }
 
@@ -295,29 +347,45 @@ static void
 release_later_locked (struct ramstore *rs, unsigned i, struct release_batch *b,
                       char *folio)
 {
-  struct pending_run *run = &b->run[i];
+  struct lb_reclaim_run *run = &b->open[i];
 
   if (run->nr > 0 &&
-      folio == run->first + (size_t) run->nr * rs->g->physical_bytes &&
+      folio ==
+        (char *) run->first + (size_t) run->nr * rs->g->physical_bytes &&
       run->nr < UINT32_MAX) {
     run->nr++;
     return;
   }
-  flush_run_locked (rs, i, b);
-  run->first = folio;
-  run->nr = 1;
+  close_run_locked (rs, i, b);
+  *run = (struct lb_reclaim_run) { .first = folio, .nr = 1, .owner = i };
 }
 
+/* The request is done: queue every run, or give them back now. */
 static void
-flush_all_runs (struct ramstore *rs, struct release_batch *b)
+finish_batch (struct ramstore *rs, struct release_batch *b)
 {
   for (unsigned i = 0; i < NR_STRIPES; i++) {
-    if (b->run[i].nr == 0)
+    if (b->open[i].nr == 0)
       continue;
+    if (b->defer && keep_closed (b, &b->open[i])) {
+      b->open[i].nr = 0;
+      continue;
+    }
     pthread_rwlock_wrlock (&rs->stripes[i].lock);
-    flush_run_locked (rs, i, b);
+    close_run_locked (rs, i, b);
     pthread_rwlock_unlock (&rs->stripes[i].lock);
   }
+  if (b->nr_closed > 0 &&
+      lb_reclaim_queue (rs->reclaim, b->closed, b->nr_closed) == -1) {
+    for (size_t k = 0; k < b->nr_closed; k++) {
+      struct stripe *st = &rs->stripes[b->closed[k].owner];
+
+      pthread_rwlock_wrlock (&st->lock);
+      give_back_locked (rs, &b->closed[k]);
+      pthread_rwlock_unlock (&st->lock);
+    }
+  }
+  free (b->closed);
 }
 
 /* ---- splitting a request ---- */
@@ -479,6 +547,12 @@ over_limit_without_reservations (struct ramstore *rs, uint64_t offset,
   return allocated + held + absent > rs->limit_folios;
 }
 
+static bool
+reclaim_pending (struct ramstore *rs)
+{
+  return rs->reclaim && lb_reclaim_busy (rs->reclaim);
+}
+
 #define RESERVE_SPINS 100    /* sched_yield first: reservations are brief */
 #define RESERVE_SLEEPS 10000 /* then 100 us naps, about 1 s in all */
 
@@ -491,14 +565,24 @@ reserve_for_write (struct ramstore *rs, uint64_t offset, uint64_t count,
     return 0;
   for (unsigned tries = 0; tries < RESERVE_SPINS + RESERVE_SLEEPS; tries++) {
     uint64_t absent = 0;
+    bool reclaiming;
 
     for_each_group (rs, offset, count, count_absent_group, &absent);
     if (charge (rs, absent)) {
       ws->reserved = absent;
       return 0;
     }
-    if (over_limit_without_reservations (rs, offset, count))
-      break;
+    /* Trimmed folios still count until the worker gives them back.  Ask
+     * whether it has any before counting: if not, every trim that replied
+     * before now is back, and the count below sees it.
+     */
+    reclaiming = reclaim_pending (rs);
+    if (over_limit_without_reservations (rs, offset, count)) {
+      if (!reclaiming)
+        break;
+      lb_reclaim_wait (rs->reclaim);
+      continue;
+    }
     if (tries < RESERVE_SPINS)
       sched_yield ();
     else
@@ -655,7 +739,7 @@ release_range (struct ramstore *rs, uint64_t offset, uint64_t count)
   uint64_t end = offset + count;
   uint64_t whole_start = (offset + mask) & ~mask;
   uint64_t whole_end = end == g->size_bytes ? end : end & ~mask;
-  struct release_batch batch = { 0 };
+  struct release_batch batch = { .defer = rs->reclaim != NULL };
 
   if (whole_start >= whole_end)
     return for_each_group (rs, offset, count, zero_part_group, NULL);
@@ -664,7 +748,7 @@ release_range (struct ramstore *rs, uint64_t offset, uint64_t count)
     for_each_group (rs, offset, whole_start - offset, zero_part_group, NULL);
   walk_range (rs, lb_folio_idx (g, whole_start),
               lb_folio_idx (g, whole_end - 1), release_run, &batch);
-  flush_all_runs (rs, &batch);
+  finish_batch (rs, &batch);
   if (whole_end < end)
     for_each_group (rs, whole_end, end - whole_end, zero_part_group, NULL);
   return 0;
@@ -693,9 +777,17 @@ ram_zero (struct lb_store *s, uint32_t count, uint64_t offset, unsigned flags)
   return write_range (rs, NULL, count, offset);
 }
 
+/* RAM is not persistent: nothing to make durable.  The wait gives a
+ * flush one more meaning, a barrier for memory: after it, the memory of
+ * every trim that replied before it is back with the OS.
+ */
 static int
 ram_flush (struct lb_store *s)
 {
+  struct ramstore *rs = to_ramstore (s);
+
+  if (rs->reclaim)
+    lb_reclaim_wait (rs->reclaim);
   return 0;
 }
 
@@ -747,6 +839,8 @@ ram_usage (struct lb_store *s, struct lb_store_usage *u)
   struct ramstore *rs = to_ramstore (s);
   uint64_t slab_meta = 0;
 
+  if (rs->reclaim)
+    lb_reclaim_wait (rs->reclaim);
   for (unsigned i = 0; i < NR_STRIPES; i++) {
     pthread_rwlock_rdlock (&rs->stripes[i].lock);
     slab_meta += lb_slab_metadata_bytes (&rs->stripes[i].slab);
@@ -765,6 +859,7 @@ ram_destroy (struct lb_store *s)
 {
   struct ramstore *rs = to_ramstore (s);
 
+  lb_reclaim_free (rs->reclaim);
   free_nodes (rs->root, rs->levels);
   for (unsigned i = 0; i < NR_STRIPES; i++) {
     lb_slab_destroy (&rs->stripes[i].slab);
@@ -848,5 +943,11 @@ lb_ramstore_new (const struct lb_geometry *g, uint64_t memory_limit_bytes)
     pthread_rwlock_init (&rs->stripes[i].lock, NULL);
     lb_slab_init (&rs->stripes[i].slab, g->physical_bytes);
   }
+  /* Sub-page folios share pages: giving one back is a memset or a page's
+   * madvise, done under the stripe's lock anyway.  Without a queue (out of
+   * memory) trims give memory back inline.
+   */
+  if (g->physical_bytes >= (uint64_t) sysconf (_SC_PAGESIZE))
+    rs->reclaim = lb_reclaim_new (give_back_later, rs);
   return &rs->store;
 }

@@ -209,13 +209,29 @@ lb_slab_free_run (struct lb_slab *s, void *first, size_t nr)
 {
   char *folio = first;
 
-  assert (s->nr_free + nr <= s->free_capacity);
-  if (is_sub_page (s)) {
-    for (size_t i = nr; i > 0; i--) /* highest first: see below */
+  if (!lb_slab_discard_run (s, first, nr)) {
+    for (size_t i = nr; i > 0; i--) /* highest first: see recycle */
       lb_slab_free (s, folio + (i - 1) * s->folio_bytes);
     return;
   }
-  madvise (folio, nr * s->folio_bytes, MADV_DONTNEED);
+  lb_slab_recycle_run (s, first, nr);
+}
+
+bool
+lb_slab_discard_run (const struct lb_slab *s, void *first, size_t nr)
+{
+  if (is_sub_page (s))
+    return false;
+  madvise (first, nr * s->folio_bytes, MADV_DONTNEED);
+  return true;
+}
+
+void
+lb_slab_recycle_run (struct lb_slab *s, void *first, size_t nr)
+{
+  char *folio = first;
+
+  assert (s->nr_free + nr <= s->free_capacity);
   /* Pushed highest first, so the stack hands the run out again in address
    * order: a range written after this trim gets neighbouring folios in
    * ascending order, and its own trim can free them as one run again.

@@ -56,6 +56,16 @@ void lb_slab_free (struct lb_slab *s, void *folio);
  */
 void lb_slab_free_run (struct lb_slab *s, void *first, size_t nr);
 
+/* lb_slab_free_run in two halves, so the slow one can run outside the
+ * owner's lock: lb_slab_discard_run gives the memory of a run of folios
+ * of a page or more back to the OS and touches no slab state (no
+ * serialisation needed; false, doing nothing, for smaller folios, whose
+ * pages are shared: free those with lb_slab_free_run); then
+ * lb_slab_recycle_run, serialised as usual, keeps the addresses for reuse.
+ */
+bool lb_slab_discard_run (const struct lb_slab *s, void *first, size_t nr);
+void lb_slab_recycle_run (struct lb_slab *s, void *first, size_t nr);
+
 /* Unmap every arena. */
 void lb_slab_destroy (struct lb_slab *s);
 

@@ -23,6 +23,7 @@ tests_unit_check_lib_SOURCES = \
 	tests/unit/check-params.c \
 	tests/unit/check-pattern.c \
 	tests/unit/check-ramstore.c \
+	tests/unit/check-reclaim.c \
 	tests/unit/check-slab.c \
 	tests/unit/check-stats.c \
 	tests/unit/check-wcache.c
@@ -91,6 +92,7 @@ integration_tests += \
 	tests/test-power-cut.py \
 	tests/test-power-cut-stress.py \
 	tests/test-request-limits.py \
+	tests/test-trim-gives-heap-back.py \
 	tests/test-stress-multiconn.py \
 	tests/test-qemu-io.sh \
 	tests/test-file-disk.py \

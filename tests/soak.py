@@ -93,6 +93,7 @@ def main():
             lbtest.in_threads(lambda i: worker(handles[i], i, deadline,
                                                counts), WORKERS)
             handles[0].trim(SIZE, 0)
+            handles[0].flush()      # the memory is back by the flush
             rss = s.rss_kib()
             assert rss <= base_kib + RSS_SLACK_KIB, \
                 "RSS %d KiB after trimming everything, baseline %d KiB" % (

@@ -38,6 +38,7 @@ main (void)
   srunner_add_suite (sr, slab_suite ());
   srunner_add_suite (sr, extents_suite ());
   srunner_add_suite (sr, ramstore_suite ());
+  srunner_add_suite (sr, reclaim_suite ());
   srunner_add_suite (sr, filestore_suite ());
   srunner_add_suite (sr, pattern_suite ());
   srunner_add_suite (sr, aligned_io_suite ());

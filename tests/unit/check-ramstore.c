@@ -5,7 +5,8 @@
  * boundaries, trim/zero releasing whole folios and zeroing partial ends,
  * long trims over many lock groups giving back every folio (in runs),
  * NO_HOLE keeping folios, FAST_ZERO refusing slow zeroing, memory-limit
- * ENOSPC changing nothing, exact folio accounting, extents that are
+ * ENOSPC changing nothing (and never refusing a write for memory a trim is
+ * still giving back), exact folio accounting, extents that are
  * coalesced, clipped to the request and fast on a 7E disk.
  */
 #include <config.h>
@@ -294,6 +295,35 @@ START_TEST (test_memory_limit_enospc_changes_nothing)
 }
 END_TEST
 
+/* Trimmed memory goes back after the trim returns, but still counts until
+ * then: a write right after a trim of everything, at the limit, must wait
+ * for it, never fail; the statistics right after a trim are exact.
+ */
+START_TEST (test_write_right_after_trim_at_limit)
+{
+  enum { FOLIO = 16384, NR = 64, ROUNDS = 200 };
+  struct lb_geometry g;
+  struct lb_store *s;
+  unsigned char *buf = malloc (NR * FOLIO);
+
+  make_geometry (&g, NR * FOLIO, FOLIO, 4096);
+  s = lb_ramstore_new (&g, NR * FOLIO);
+  fill (buf, NR * FOLIO, 9);
+  for (unsigned round = 0; round < ROUNDS; round++) {
+    ck_assert_msg (s->ops->pwrite (s, buf, NR * FOLIO, 0, false) == 0,
+                   "round %u: write at the limit after a trim: %s", round,
+                   strerror (errno));
+    ck_assert_int_eq (s->ops->trim (s, NR * FOLIO, 0), 0);
+    if (round % 50 == 0)
+      ck_assert_uint_eq (allocated (s), 0);
+  }
+  ck_assert_int_eq (s->ops->flush (s), 0);
+  ck_assert_uint_eq (allocated (s), 0);
+  s->ops->destroy (s);
+  free (buf);
+}
+END_TEST
+
 struct collected {
   uint64_t off[64], len[64];
   bool hole[64];
@@ -410,6 +440,7 @@ ramstore_suite (void)
   tcase_add_loop_test (tc, test_trim_long_run_frees_all, 0, 8);
   tcase_add_test (tc, test_zero_flags);
   tcase_add_test (tc, test_memory_limit_enospc_changes_nothing);
+  tcase_add_test (tc, test_write_right_after_trim_at_limit);
   tcase_add_test (tc, test_extents_coalesced_and_clipped);
   tcase_add_test (tc, test_huge_sparse_disk);
   suite_add_tcase (s, tc);

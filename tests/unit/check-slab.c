@@ -3,8 +3,9 @@
  * Proves that folios come back zero-filled (fresh and reused), that a
  * freed folio's memory really leaves the process (mincore says its pages
  * are no longer resident), that sub-page folios give their page back only
- * when the page's last folio goes, that many arenas work, and that a
- * freed run is handed out again in address order.
+ * when the page's last folio goes, that many arenas work, that a
+ * freed run is handed out again in address order, and that freeing in two
+ * halves (discard, then recycle) does what freeing in one does.
  */
 #include <config.h>
 
@@ -198,6 +199,49 @@ START_TEST (test_freed_run_is_reused_in_address_order)
 }
 END_TEST
 
+/* The reclaim worker's way: discard (no slab state touched), then
+ * recycle.  Sub-page folios refuse the discard and are freed whole.
+ */
+START_TEST (test_discard_then_recycle_is_free_run)
+{
+  struct lb_slab s;
+  size_t bytes = folio_sizes[_i];
+  enum { NR = 4 };
+  char *first;
+  size_t nr_free;
+
+  lb_slab_init (&s, bytes);
+  if (s.slots_per_arena < NR)
+    return;
+  first = lb_slab_alloc (&s);
+  for (size_t i = 1; i < NR; i++)
+    ck_assert_ptr_eq (lb_slab_alloc (&s), first + i * bytes);
+  memset (first, 0x5a, NR * bytes);
+  nr_free = s.nr_free;
+  if (bytes < page ()) {
+    ck_assert (!lb_slab_discard_run (&s, first, NR));
+    ck_assert_int_eq (first[NR * bytes - 1], 0x5a); /* untouched */
+    ck_assert_uint_eq (s.nr_free, nr_free);
+    lb_slab_free_run (&s, first, NR);
+  }
+  else {
+    ck_assert (lb_slab_discard_run (&s, first, NR));
+    ck_assert (!resident (first));
+    ck_assert (!resident (first + NR * bytes - 1));
+    ck_assert_uint_eq (s.nr_free, nr_free); /* not reusable yet */
+    lb_slab_recycle_run (&s, first, NR);
+  }
+  ck_assert_uint_eq (s.nr_free, nr_free + NR);
+  for (size_t i = 0; i < NR; i++) {
+    char *again = lb_slab_alloc (&s);
+
+    ck_assert_ptr_eq (again, first + i * bytes);
+    ck_assert (all_zero ((unsigned char *) again, bytes));
+  }
+  lb_slab_destroy (&s);
+}
+END_TEST
+
 Suite *
 slab_suite (void)
 {
@@ -214,6 +258,7 @@ slab_suite (void)
   tcase_add_loop_test (tc, test_huge_folios_are_aligned, 0, NR_SIZES);
   tcase_add_loop_test (tc, test_freed_run_is_reused_in_address_order, 0,
                        NR_SIZES);
+  tcase_add_loop_test (tc, test_discard_then_recycle_is_free_run, 0, NR_SIZES);
   suite_add_tcase (s, tc);
   return s;
 }

@@ -16,6 +16,7 @@ Suite *geometry_suite (void);
 Suite *params_suite (void);
 Suite *pattern_suite (void);
 Suite *ramstore_suite (void);
+Suite *reclaim_suite (void);
 Suite *slab_suite (void);
 Suite *stats_suite (void);
 Suite *wcache_suite (void);
