@@ -17,6 +17,7 @@ tests_unit_check_lib_SOURCES = \
 	tests/unit/check-align.c \
 	tests/unit/check-aligned-io.c \
 	tests/unit/check-cutclass.c \
+	tests/unit/check-cutfifo.c \
 	tests/unit/check-extents.c \
 	tests/unit/check-filestore.c \
 	tests/unit/check-geometry.c \
@@ -90,6 +91,7 @@ integration_tests += \
 	tests/test-statsfile.py \
 	tests/test-power-cut.py \
 	tests/test-power-cut-stress.py \
+	tests/test-power-cut-fifo-cut-n-once.py \
 	tests/test-request-limits.py \
 	tests/test-stress-multiconn.py \
 	tests/test-qemu-io.sh \

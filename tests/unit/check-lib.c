@@ -43,6 +43,7 @@ main (void)
   srunner_add_suite (sr, aligned_io_suite ());
   srunner_add_suite (sr, wcache_suite ());
   srunner_add_suite (sr, cutclass_suite ());
+  srunner_add_suite (sr, cutfifo_suite ());
 
   srunner_run_all (sr, CK_ENV);
   failed = srunner_ntests_failed (sr);

@@ -10,6 +10,7 @@
 Suite *align_suite (void);
 Suite *aligned_io_suite (void);
 Suite *cutclass_suite (void);
+Suite *cutfifo_suite (void);
 Suite *extents_suite (void);
 Suite *filestore_suite (void);
 Suite *geometry_suite (void);
