@@ -26,9 +26,11 @@ tests_unit_check_lib_SOURCES = \
 	tests/unit/check-ramstore.c \
 	tests/unit/check-slab.c \
 	tests/unit/check-stats.c \
+	tests/unit/check-statsread.c \
 	tests/unit/check-wcache.c
 tests_unit_check_lib_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_check_lib_LDADD = lib/libcutclass.la lib/libdisk.la lib/libpattern.la \
+tests_unit_check_lib_LDADD = lib/libcutclass.la lib/libstatsread.la \
+	lib/libdisk.la lib/libpattern.la \
 	lib/libalignedio.la lib/libcore.la $(CHECK_LIBS)
 
 # ---- unit tests of server/: the process layer, the mkfs command line ----

@@ -35,6 +35,7 @@ main (void)
   srunner_add_suite (sr, align_suite ());
   srunner_add_suite (sr, params_suite ());
   srunner_add_suite (sr, stats_suite ());
+  srunner_add_suite (sr, statsread_suite ());
   srunner_add_suite (sr, slab_suite ());
   srunner_add_suite (sr, extents_suite ());
   srunner_add_suite (sr, ramstore_suite ());

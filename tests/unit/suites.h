@@ -19,6 +19,7 @@ Suite *pattern_suite (void);
 Suite *ramstore_suite (void);
 Suite *slab_suite (void);
 Suite *stats_suite (void);
+Suite *statsread_suite (void);
 Suite *wcache_suite (void);
 Suite *mkfscmd_suite (void);
 Suite *proc_suite (void);
