@@ -6,16 +6,19 @@
 # "make check" replays the seeds and past crashes with the normal build
 # (tests/test-fuzz-*-replay.sh, listed in tests/local.mk).
 FUZZ_SECONDS = 60
-FUZZ_HARNESSES = parse-size params pattern
+FUZZ_HARNESSES = parse-size params pattern statsread
 FUZZ_SESSION_TARGETS = session session-allow session-file
 check_PROGRAMS += fuzz/fuzz-parse-size-replay fuzz/fuzz-params-replay \
-	fuzz/fuzz-pattern-replay
+	fuzz/fuzz-pattern-replay fuzz/fuzz-statsread-replay
 fuzz_fuzz_parse_size_replay_SOURCES = fuzz/fuzz-parse-size.c fuzz/replay.c
 fuzz_fuzz_parse_size_replay_LDADD = lib/libcore.la
 fuzz_fuzz_params_replay_SOURCES = fuzz/fuzz-params.c fuzz/replay.c
 fuzz_fuzz_params_replay_LDADD = lib/libdisk.la lib/libcore.la
 fuzz_fuzz_pattern_replay_SOURCES = fuzz/fuzz-pattern.c fuzz/replay.c
 fuzz_fuzz_pattern_replay_LDADD = lib/libpattern.la
+fuzz_fuzz_statsread_replay_SOURCES = fuzz/fuzz-statsread.c fuzz/replay.c
+fuzz_fuzz_statsread_replay_LDADD = lib/libstatsread.la lib/libdisk.la \
+	lib/libcore.la
 EXTRA_DIST += scripts/fuzz.sh $(FUZZ_HARNESSES:%=fuzz/corpus/%) \
 	$(FUZZ_HARNESSES:%=fuzz/regressions/%) \
 	scripts/fuzz-session.sh fuzz/session-targets fuzz/session.dict \

@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -84,23 +85,87 @@ lb_cutfifo_open (const char *path, lb_cutfifo_cut_fn cut,
   return w;
 }
 
+static bool
+is_blank (char c)
+{
+  return c == ' ' || c == '\t' || c == '\r';
+}
+
+static const char *
+skip_blanks (const char *s)
+{
+  while (is_blank (*s))
+    s++;
+  return s;
+}
+
+/* A decimal number 1 ... UINT64_MAX, digits only, at *s; advances *s. */
+static int
+parse_nth (const char **s, uint64_t *nth)
+{
+  const char *p = *s;
+  uint64_t v = 0;
+
+  if (*p < '0' || *p > '9')
+    return -1;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    unsigned d = (unsigned) (*p - '0');
+
+    if (v > (UINT64_MAX - d) / 10)
+      return -1;
+    v = v * 10 + d;
+  }
+  if (v == 0)
+    return -1;
+  *s = p;
+  *nth = v;
+  return 0;
+}
+
+int
+lb_cutfifo_parse_line (const char *line, uint64_t *nth)
+{
+  const char *s = skip_blanks (line);
+  uint64_t n = 0;
+
+  if (*s == '\0')
+    return 0;
+  if (strncmp (s, "cut", 3) != 0)
+    goto bad;
+  s += 3;
+  if (is_blank (*s)) {
+    s = skip_blanks (s);
+    if (*s && parse_nth (&s, &n) == -1)
+      goto bad;
+    s = skip_blanks (s);
+  }
+  if (*s != '\0')
+    goto bad;
+  *nth = n;
+  return 1;
+bad:
+  errno = EINVAL;
+  return -1;
+}
+
 static void
 handle_line (struct lb_cutfifo *w)
 {
   char *s = w->line;
   size_t n = w->len;
+  uint64_t nth;
 
-  while (n && (s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+  while (n && is_blank (s[n - 1]))
     n--;
-  while (n && (*s == ' ' || *s == '\t')) {
+  while (n && is_blank (*s)) {
     s++;
     n--;
   }
   s[n] = '\0';
-  if (strcmp (s, "cut") == 0)
-    w->cut (w->opaque);
-  else if (n)
-    w->complain (s, w->opaque);
+  switch (lb_cutfifo_parse_line (s, &nth)) {
+  case 1: w->cut (nth, w->opaque); break;
+  case -1: w->complain (s, w->opaque); break;
+  }
   w->len = 0;
 }
 

@@ -31,12 +31,12 @@ lib_libdisk_la_SOURCES = \
 	lib/wcache.c lib/wcache.h \
 	lib/cutfifo.c lib/cutfifo.h
 
-# The C files of libcore, libdisk and libpattern, one a line: the
-# libFuzzer harnesses (scripts/fuzz.sh) are linked from these, so they
-# never lag behind the lists above.
+# The C files of libcore, libdisk, libpattern and libstatsread, one a
+# line: the libFuzzer harnesses (scripts/fuzz.sh) are linked from these,
+# so they never lag behind the lists above.
 print-fuzz-lib-sources:
 	@for f in $(lib_libcore_la_SOURCES) $(lib_libdisk_la_SOURCES) \
-	    $(lib_libpattern_la_SOURCES); do \
+	    $(lib_libpattern_la_SOURCES) $(lib_libstatsread_la_SOURCES); do \
 	  case $$f in *.c) echo "$$f" ;; esac; \
 	done
 .PHONY: print-fuzz-lib-sources
@@ -59,6 +59,12 @@ lib_libpattern_la_SOURCES = lib/pattern.c lib/pattern.h
 # tests, with lib/libpattern.la and lib/libdisk.la after it.
 noinst_LTLIBRARIES += lib/libcutclass.la
 lib_libcutclass_la_SOURCES = lib/cutclass.c lib/cutclass.h
+
+# Reading a statsfile back (the write cache's counters).  The programs
+# (server/) and the unit tests, with lib/libdisk.la after it; not the
+# plugin, which only writes it.
+noinst_LTLIBRARIES += lib/libstatsread.la
+lib_libstatsread_la_SOURCES = lib/statsread.c lib/statsread.h
 
 # Aligned I/O on file descriptors (O_DIRECT).  The installed library and
 # the unit tests.

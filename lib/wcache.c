@@ -17,7 +17,10 @@
  *   and reach the durable store only under it.  No request holds two.
  * - A cut takes every stripe's write lock in index order (under cut_lock,
  *   so cuts are serialized), bumps the generation, resolves every entry
- *   into the durable store and empties the cache.  A connected store
+ *   into the durable store and empties the cache.  The generation changes
+ *   only under cut_lock, so lb_wcache_cut_once's "unless cut N happened"
+ *   test and its cut are atomic with respect to every other cut (FIFO,
+ *   power-cut-after, callers of lb_wcache_cut).  A connected store
  *   checks its generation under each stripe lock it takes, so nothing a
  *   stale connection sends reaches the post-cut image.
  * - Counters are relaxed atomics; the cut reports are under cut_lock.
@@ -626,9 +629,10 @@ again:
 }
 
 /* The Nth write, trim or zero that power-cut-after names: the cut happens
- * once it has reached the cache, and its reply is EIO.  Only if the
- * power has not failed before (a cut on demand): the Nth request would
- * otherwise cut the recovery that follows that cut.
+ * once it has reached the cache, and its reply is EIO.  It is cut 1, made
+ * only if the power has not failed before (a cut on demand, even one
+ * racing with this request): the Nth request would otherwise cut the
+ * recovery that follows that cut.
  */
 static int
 maybe_cut_after (struct view *v, uint64_t nth, int r)
@@ -637,9 +641,8 @@ maybe_cut_after (struct view *v, uint64_t nth, int r)
   struct lb_cut_report rep;
 
   if (wc->cfg.cut_after == 0 || nth != wc->cfg.cut_after ||
-      atomic_load_explicit (&wc->gen, memory_order_acquire) != 0)
+      lb_wcache_cut_once (&wc->main.store, 1, &rep) == 0)
     return r;
-  lb_wcache_cut (&wc->main.store, &rep);
   return stale_error ();
 }
 
@@ -857,15 +860,30 @@ add_report (struct lb_cut_report *sum, const struct lb_cut_report *r)
 int
 lb_wcache_cut (struct lb_store *cache, struct lb_cut_report *r)
 {
-  struct wcache *wc = to_view (cache)->wc;
-  unsigned char *tmp = malloc (wc->g->physical_bytes);
-  uint64_t freed = 0, stream;
-  int ret = 0;
+  return lb_wcache_cut_once (cache, 0, r) == -1 ? -1 : 0;
+}
 
+int
+lb_wcache_cut_once (struct lb_store *cache, uint64_t nth,
+                    struct lb_cut_report *r)
+{
+  struct wcache *wc = to_view (cache)->wc;
+  unsigned char *tmp;
+  uint64_t freed = 0, stream;
+  int ret = 1;
+
+  memset (r, 0, sizeof *r);
   pthread_mutex_lock (&wc->cut_lock);
+  /* The generation changes only here, under cut_lock: the check and the
+   * cut are one step for every other cut.
+   */
+  if (nth && atomic_load_explicit (&wc->gen, memory_order_relaxed) >= nth) {
+    pthread_mutex_unlock (&wc->cut_lock);
+    return 0;
+  }
+  tmp = malloc (wc->g->physical_bytes);
   for (unsigned i = 0; i < NR_STRIPES; i++)
     lock_write (&wc->stripes[i]);
-  memset (r, 0, sizeof *r);
   r->cut = atomic_fetch_add_explicit (&wc->gen, 1, memory_order_release) + 1;
   r->seed = wc->cfg.seed;
   stream = lb_prng_derive (wc->cfg.seed, r->cut);

@@ -3,7 +3,8 @@
  * lb_wcache_new wraps a durable store (RAM or file) in a store of the same
  * interface whose writes, trims and zeros stay in a cache until a flush,
  * or until their own FUA.  Reads see the cache over the durable store.  A
- * power cut (lb_wcache_cut, or automatically after cut_after write, trim
+ * power cut (lb_wcache_cut; lb_wcache_cut_once, which makes cut number N
+ * at most once; or automatically, as cut 1, after cut_after write, trim
  * or zero requests) decides, from a seed, what of the unflushed data
  * reaches the durable store, then empties the cache:
  *
@@ -115,6 +116,16 @@ struct lb_store *lb_wcache_connect (struct lb_store *cache);
  * still happened; blocks that could not be written are lost).
  */
 int lb_wcache_cut (struct lb_store *cache, struct lb_cut_report *r);
+
+/* Cut number nth, at most once: cut the power as lb_wcache_cut does
+ * unless nth cuts have already happened (nth = 0: cut in any case).  The
+ * test and the cut are one step against every other cut, so requests
+ * for the same nth from any number of sources cut once.  Returns 1 when
+ * it cut (*r filled), 0 when cut nth had already happened (*r zeroed,
+ * nothing done), or -1 with errno = EIO as lb_wcache_cut.
+ */
+int lb_wcache_cut_once (struct lb_store *cache, uint64_t nth,
+                        struct lb_cut_report *r);
 
 /* For requests that touch no data (NBD_CMD_CACHE): 0 while conn's power
  * generation is current, else -1 with errno = EIO, as its data requests

@@ -2,13 +2,14 @@
  * then log recovery and a check on the same server's post-cut disk.
  *
  * After the ordinary set-up (server, attach, mkfs, mount) it runs the
- * workload, cuts the power through the server's power-cut FIFO unless
- * the workload or power-cut-after= already did, waits until the
- * statsfile counts the cut, unmounts the dead filesystem and detaches
- * its device (keeping the server), attaches the export again over a new
- * connection (which sees the post-cut image), mounts it (log recovery),
- * runs --check's shell command, unmounts, runs the filesystem's
- * read-only checker, and prints one summary line.  Each stage that
+ * workload, asks for power cut 1 through the server's power-cut FIFO
+ * (which cuts unless the workload or power-cut-after= already did),
+ * waits until the statsfile (read with lib/statsread) counts the cut,
+ * unmounts the dead filesystem and detaches its device (keeping the
+ * server), attaches the export again over a new connection (which sees
+ * the post-cut image), mounts it (log recovery), runs --check's shell
+ * command, unmounts, runs the filesystem's read-only checker, and
+ * prints one summary line.  Each stage that
  * fails gives its own exit status (crash_test's comment).
  *
  * Owns the FIFO and statsfile it adds to the parameters (in the run's
@@ -23,17 +24,22 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "proc.h"
 #include "run.h"
+#include "statsread.h"
 
+/* How long the server may take to carry out a cut (one write per
+ * cached block), and the line that asks for the crash test's cut: the
+ * first, made once however many parties ask for it.
+ */
 #define CUT_TIMEOUT_MS 30000
-#define CUT_SETTLE_MS 1000
+#define CUT_LINE "cut 1\n"
 
 /* Exit statuses of a crash test, besides 0, 1 (usage, set-up or
  * teardown failed) and 128+N (signal N).
@@ -46,12 +52,6 @@ enum {
   CRASH_MOUNT = 13,    /* the post-cut filesystem did not mount */
   CRASH_CHECK = 14,    /* --check failed */
   CRASH_FSCK = 15,     /* the read-only filesystem check failed */
-};
-
-/* The write cache's counters in the statsfile. */
-struct cut_stats {
-  char mode[16];
-  unsigned long long seed, cuts, kept, lost, torn;
 };
 
 int
@@ -152,90 +152,47 @@ crash_remove_files (struct run *run)
   run->params_owned = NULL;
 }
 
-/* The number after "key": in s, or 0. */
-static unsigned long long
-json_number (const char *s, const char *key)
-{
-  char pat[64];
-  const char *p;
+/* The statsfile's write-cache counters, and why they could not be read
+ * (for the message when the cut never shows).
+ */
+struct cut_watch {
+  const struct run *run;
+  struct lb_statsread_wcache st;
+  char why[256];
+};
 
-  snprintf (pat, sizeof pat, "\"%s\":", key);
-  p = strstr (s, pat);
-  return p ? strtoull (p + strlen (pat), NULL, 10) : 0;
-}
-
-/* Read the write cache's counters; -1 if the statsfile has none yet. */
 static int
-read_cut_stats (const struct run *run, struct cut_stats *st)
+read_cut_stats (struct cut_watch *w)
 {
-  char buf[8192], *wc, *mode;
-  size_t n;
-  FILE *fp;
-
-  memset (st, 0, sizeof *st);
-  fp = fopen (run->wc.statsfile, "r");
-  if (fp == NULL)
-    return -1;
-  n = fread (buf, 1, sizeof buf - 1, fp);
-  fclose (fp);
-  buf[n] = '\0';
-  wc = strstr (buf, "\"write_cache\":");
-  if (wc == NULL)
-    return -1;
-  mode = strstr (wc, "\"mode\": \"");
-  if (mode)
-    sscanf (mode + 9, "%15[a-z]", st->mode);
-  st->seed = json_number (wc, "seed");
-  st->cuts = json_number (wc, "cuts");
-  st->kept = json_number (wc, "blocks_kept");
-  st->lost = json_number (wc, "blocks_lost");
-  st->torn = json_number (wc, "blocks_torn");
-  return 0;
+  return lb_statsread_wcache_file (w->run->wc.statsfile, &w->st, w->why,
+                                   sizeof w->why);
 }
 
+/* The statsfile counts a cut (the server rewrites it after each). */
 static bool
 power_was_cut (void *arg)
 {
-  const struct run *run = arg;
-  struct cut_stats st;
+  struct cut_watch *w = arg;
 
-  return read_cut_stats (run, &st) == 0 && st.cuts > 0;
+  if (read_cut_stats (w) == -1)
+    return false;
+  if (w->st.cuts == 0)
+    snprintf (w->why, sizeof w->why, "it counts no cut");
+  return w->st.cuts >= 1;
 }
 
-/* Bytes written to the power-cut FIFO that the server has not read:
- * a cut on its way.  0 if none or unknown.
+/* Ask for cut 1 ("cut 1", lib/cutfifo.h): the server cuts unless the
+ * power has been cut already.
  */
-static int
-fifo_pending (const struct run *run)
-{
-  int fd, n = 0;
-
-  /* O_RDWR: never blocks, and adds no reader that could take a line. */
-  fd = open (run->wc.fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-  if (fd == -1)
-    return 0;
-  if (ioctl (fd, FIONREAD, &n) == -1)
-    n = 0;
-  close (fd);
-  return n;
-}
-
-static bool
-cut_and_fifo_drained (void *arg)
-{
-  const struct run *run = arg;
-
-  return power_was_cut (arg) && fifo_pending (run) == 0;
-}
-
 static int
 write_cut (const struct run *run)
 {
   int fd;
 
-  verbose (run, "cutting the power through %s", run->wc.fifo);
+  verbose (run, "asking for power cut 1 through %s", run->wc.fifo);
   fd = open (run->wc.fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd == -1 || write (fd, "cut\n", 4) != 4) {
+  if (fd == -1 ||
+      write (fd, CUT_LINE, strlen (CUT_LINE)) != (ssize_t) strlen (CUT_LINE)) {
     fprintf (stderr, PROG ": power-cut FIFO %s: %m\n", run->wc.fifo);
     if (fd >= 0)
       close (fd);
@@ -245,31 +202,31 @@ write_cut (const struct run *run)
   return 0;
 }
 
-/* Cut the power unless it was cut already, and wait until the statsfile
- * counts the cut and the FIFO is empty.  A "cut" the workload wrote
- * just before it ended may still be in the FIFO, or the server may be
- * carrying it out (CUT_SETTLE_MS is ample for that): writing another
- * then would cut a second time, perhaps under the re-attached disk.
+/* Make sure the power is cut, and wait until it is.  The workload (via
+ * $LARGEBLOCK_CUT) and power-cut-after= may have cut it, or their
+ * request may still be on its way; all of them, and this one, ask for
+ * cut 1, which the server makes once whatever the order, so asking
+ * again is always safe.  The server rewrites the statsfile after the
+ * cut has resolved every cached block and failed every open
+ * connection: once it counts the cut, the dead filesystem can go.
  * 0; -1 after a caught signal; CRASH_NO_CUT.
  */
 static int
 cut_power (struct run *run)
 {
+  struct cut_watch w = { .run = run };
   int r;
 
-  if (!power_was_cut (run) && fifo_pending (run) == 0) {
-    r = proc_poll_until (power_was_cut, run, CUT_SETTLE_MS, 10, true);
-    if (r == -1)
-      return -1;
-    if (r == 0 && write_cut (run) == -1)
-      return CRASH_NO_CUT;
-  }
-  r = proc_poll_until (cut_and_fifo_drained, run, CUT_TIMEOUT_MS, 10, true);
+  if (write_cut (run) == -1)
+    return CRASH_NO_CUT;
+  r = proc_poll_until (power_was_cut, &w, CUT_TIMEOUT_MS, 10, true);
   if (r == -1)
     return -1;
   if (r == 0) {
-    fprintf (stderr, PROG ": no power cut in %s after %d s\n",
-             run->wc.statsfile, CUT_TIMEOUT_MS / 1000);
+    fprintf (stderr,
+             PROG ": asked for power cut 1, but %s did not count "
+                  "it within %d s: %s\n",
+             run->wc.statsfile, CUT_TIMEOUT_MS / 1000, w.why);
     return CRASH_NO_CUT;
   }
   return 0;
@@ -353,15 +310,16 @@ int
 crash_test (struct run *run)
 {
   struct disk *d = &run->disks[0];
-  struct cut_stats st;
+  struct cut_watch w = { .run = run };
   int workload, status, reached = 0;
+  bool known;
 
   setenv ("LARGEBLOCK_CUT", run->wc.fifo, 1);
   setenv ("LARGEBLOCK_STATS", run->wc.statsfile, 1);
   workload = run_user_command (run, run->opt.command);
   if (proc_caught_signal ())
     return 128 + proc_caught_signal ();
-  if (workload != 0 && !power_was_cut (run)) {
+  if (workload != 0 && !power_was_cut (&w)) {
     fprintf (stderr,
              PROG ": the workload failed (status %d) before the power cut\n",
              workload);
@@ -374,11 +332,15 @@ crash_test (struct run *run)
   if (proc_caught_signal ())
     return 128 + proc_caught_signal ();
 
-  read_cut_stats (run, &st);
-  printf ("crash-test: mode=%s seed=%llu cuts=%llu kept=%llu lost=%llu "
-          "torn=%llu workload=%d reattach=%s mount=%s check=%s fsck=%s\n",
-          st.mode, st.seed, st.cuts, st.kept, st.lost, st.torn, workload,
-          stage_text (status, CRASH_REATTACH, reached),
+  known = read_cut_stats (&w) == 0;
+  if (!known)
+    fprintf (stderr, PROG ": %s\n", w.why);
+  printf ("crash-test: mode=%s seed=%" PRIu64 " cuts=%" PRIu64 " kept=%" PRIu64
+          " lost=%" PRIu64 " torn=%" PRIu64
+          " workload=%d reattach=%s mount=%s check=%s fsck=%s\n",
+          known ? lb_cut_mode_name (w.st.mode) : "unknown", w.st.seed,
+          w.st.cuts, w.st.blocks_kept, w.st.blocks_lost, w.st.blocks_torn,
+          workload, stage_text (status, CRASH_REATTACH, reached),
           stage_text (status, CRASH_MOUNT, reached),
           run->opt.check ? stage_text (status, CRASH_CHECK, reached) : "none",
           stage_text (status, CRASH_FSCK, reached));

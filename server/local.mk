@@ -10,7 +10,8 @@ server_largeblock_run_SOURCES = \
 	server/serve.c server/serve.h
 server_largeblock_run_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server
 server_largeblock_run_CFLAGS = $(AM_CFLAGS) $(CAPNG_CFLAGS)
-server_largeblock_run_LDADD = lib/libdisk.la lib/libcore.la $(CAPNG_LIBS)
+server_largeblock_run_LDADD = lib/libstatsread.la lib/libdisk.la lib/libcore.la \
+	$(CAPNG_LIBS)
 
 man_MANS += docs/largeblock-run.1
 EXTRA_DIST += docs/largeblock-run.pod

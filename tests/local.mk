@@ -17,6 +17,7 @@ tests_unit_check_lib_SOURCES = \
 	tests/unit/check-align.c \
 	tests/unit/check-aligned-io.c \
 	tests/unit/check-cutclass.c \
+	tests/unit/check-cutfifo.c \
 	tests/unit/check-extents.c \
 	tests/unit/check-filestore.c \
 	tests/unit/check-geometry.c \
@@ -26,9 +27,11 @@ tests_unit_check_lib_SOURCES = \
 	tests/unit/check-reclaim.c \
 	tests/unit/check-slab.c \
 	tests/unit/check-stats.c \
+	tests/unit/check-statsread.c \
 	tests/unit/check-wcache.c
 tests_unit_check_lib_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_check_lib_LDADD = lib/libcutclass.la lib/libdisk.la lib/libpattern.la \
+tests_unit_check_lib_LDADD = lib/libcutclass.la lib/libstatsread.la \
+	lib/libdisk.la lib/libpattern.la \
 	lib/libalignedio.la lib/libcore.la $(CHECK_LIBS)
 
 # ---- unit tests of server/: the process layer, the mkfs command line ----
@@ -91,6 +94,7 @@ integration_tests += \
 	tests/test-statsfile.py \
 	tests/test-power-cut.py \
 	tests/test-power-cut-stress.py \
+	tests/test-power-cut-fifo-cut-n-once.py \
 	tests/test-request-limits.py \
 	tests/test-trim-gives-heap-back.py \
 	tests/test-stress-multiconn.py \

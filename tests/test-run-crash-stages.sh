@@ -70,9 +70,16 @@ stage "fsck fails" 15 "mount=ok check=ok fsck=failed" \
     xfs_repair 1 --check=true "${crash[@]}" -- true
 expect_msg "fail-nth: xfs_repair call 1 fails"
 expect_msg "xfs_repair -n /dev/loop"
-# A workload that cuts and ends at once: largeblock-run sees that cut
-# (still in the FIFO, or being carried out) and adds none of its own.
+# A workload that cuts and ends at once: its "cut 1", still in the FIFO
+# or being carried out, and largeblock-run's own "cut 1" make one cut;
+# so does a plain "cut" (the FIFO keeps the order: it comes first), and
+# so do two "cut 1" from the workload.
 stage "workload cuts and ends" 0 "cuts=1 .* mount=ok check=none fsck=ok" \
+    "" 0 "${crash[@]}" -- sh -c 'echo cut 1 >"$LARGEBLOCK_CUT"'
+stage "workload cuts twice" 0 "cuts=1 .* mount=ok check=none fsck=ok" \
+    "" 0 "${crash[@]}" -- \
+    sh -c 'echo cut 1 >"$LARGEBLOCK_CUT"; echo cut 1 >"$LARGEBLOCK_CUT"'
+stage "workload cuts the old way" 0 "cuts=1 .* mount=ok check=none fsck=ok" \
     "" 0 "${crash[@]}" -- sh -c 'echo cut >"$LARGEBLOCK_CUT"'
 stage "all pass" 0 "mode=lose seed=5 cuts=1 .* mount=ok check=ok fsck=ok" \
     "" 0 --check=true "${crash[@]}" -- true

@@ -148,22 +148,31 @@ log_cut (const struct lb_cut_report *r, void *opaque)
     write_statsfile ();
 }
 
+/* "cut" (nth = 0) or "cut N": lib/wcache decides whether cut N is due. */
 static void
-cut_from_fifo (void *opaque)
+cut_from_fifo (uint64_t nth, void *opaque)
 {
   struct lb_cut_report r;
 
-  if (lb_wcache_cut (store, &r) == -1)
+  switch (lb_wcache_cut_once (store, nth, &r)) {
+  case 0:
+    nbdkit_debug ("largeblock: power-cut-fifo: cut %" PRIu64 " has "
+                  "happened already: nothing to do",
+                  nth);
+    break;
+  case -1:
     nbdkit_error ("largeblock: power cut %" PRIu64 ": the durable store "
                   "failed: %m",
                   r.cut);
+    break;
+  }
 }
 
 static void
 complain_from_fifo (const char *line, void *opaque)
 {
   nbdkit_error ("largeblock: power-cut-fifo %s: unknown command '%s' "
-                "(expected: cut)",
+                "(expected: cut, or cut N with N >= 1)",
                 params.power_cut_fifo, line);
 }
 
@@ -278,7 +287,8 @@ largeblock_after_fork (void)
   "power-cut-mode=lose|atomic|torn  What a power cut keeps, default lose.\n" \
   "power-cut-seed=<N>       Seed of the power cut's choices (default: new).\n" \
   "power-cut-after=<N>      Cut the power after the Nth write/trim/zero.\n" \
-  "power-cut-fifo=<PATH>    Cut the power when a line \"cut\" arrives here."
+  "power-cut-fifo=<PATH>    Cut the power when a line \"cut\" arrives here;\n" \
+  "                         \"cut N\": only if fewer than N cuts happened."
 
 static void
 largeblock_dump_plugin (void)

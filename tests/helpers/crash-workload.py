@@ -91,7 +91,7 @@ with open(manifest, "a") as man:
                     finally:
                         os.close(fd)
                 with open(os.environ["LARGEBLOCK_CUT"], "w") as cut:
-                    cut.write("cut\n")
+                    cut.write("cut 1\n")
     except OSError as e:
         print("crash-workload: stopped after %d fsyncs: %s" % (synced, e),
               file=sys.stderr)

@@ -35,6 +35,7 @@ main (void)
   srunner_add_suite (sr, align_suite ());
   srunner_add_suite (sr, params_suite ());
   srunner_add_suite (sr, stats_suite ());
+  srunner_add_suite (sr, statsread_suite ());
   srunner_add_suite (sr, slab_suite ());
   srunner_add_suite (sr, extents_suite ());
   srunner_add_suite (sr, ramstore_suite ());
@@ -44,6 +45,7 @@ main (void)
   srunner_add_suite (sr, aligned_io_suite ());
   srunner_add_suite (sr, wcache_suite ());
   srunner_add_suite (sr, cutclass_suite ());
+  srunner_add_suite (sr, cutfifo_suite ());
 
   srunner_run_all (sr, CK_ENV);
   failed = srunner_ntests_failed (sr);

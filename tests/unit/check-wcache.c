@@ -10,7 +10,8 @@
  * inside a physical block in atomic mode.  The cut's counts match the
  * model, torn mode tears, a seed replays the identical image, connections
  * open at the cut see EIO and new ones the post-cut image, a full cache
- * flushes implicitly, and power-cut-after cuts at the Nth request.
+ * flushes implicitly, power-cut-after cuts at the Nth request, and a
+ * request for cut N cuts once, however many ask for it at once.
  */
 #include <config.h>
 
@@ -446,8 +447,9 @@ START_TEST (test_cut_after_nth_request)
 }
 END_TEST
 
-/* A cut on demand before the Nth request: the Nth, from the connection
- * that recovers, does not cut again.
+/* A cut on demand before the Nth request (lb_wcache_cut, or a "cut 1"
+ * through lb_wcache_cut_once): the Nth, from the connection that
+ * recovers, does not cut again.
  */
 START_TEST (test_cut_after_not_after_an_earlier_cut)
 {
@@ -461,7 +463,10 @@ START_TEST (test_cut_after_not_after_an_earlier_cut)
   fixture_init (&f, &geos[0], LB_CUT_LOSE, 3, 0, 2);
   conn = lb_wcache_connect (f.cache);
   ck_assert_int_eq (conn->ops->pwrite (conn, buf, 4096, 0, false), 0);
-  ck_assert_int_eq (lb_wcache_cut (f.cache, &rep), 0);
+  if (_i == 0)
+    ck_assert_int_eq (lb_wcache_cut (f.cache, &rep), 0);
+  else
+    ck_assert_int_eq (lb_wcache_cut_once (f.cache, 1, &rep), 1);
   conn->ops->destroy (conn);
   conn = lb_wcache_connect (f.cache);
   ck_assert_int_eq (conn->ops->pwrite (conn, buf, 4096, 0, false), 0);
@@ -470,6 +475,86 @@ START_TEST (test_cut_after_not_after_an_earlier_cut)
   ck_assert_uint_eq (st.total.cut, 1);
   conn->ops->destroy (conn);
   fixture_free (&f);
+}
+END_TEST
+
+/* Cut number N at most once: a request for a cut that has happened does
+ * nothing (the data written since stays cached), a later N cuts again,
+ * and 0 always cuts.
+ */
+START_TEST (test_cut_once_by_number)
+{
+  struct lb_wcache_stats st;
+  struct lb_cut_report rep;
+  unsigned char buf[4096];
+  struct fixture f;
+
+  memset (buf, 7, sizeof buf);
+  fixture_init (&f, &geos[0], LB_CUT_LOSE, 3, 0, 0);
+  ck_assert_int_eq (lb_wcache_cut_once (f.cache, 1, &rep), 1);
+  ck_assert_uint_eq (rep.cut, 1);
+  ck_assert_int_eq (f.cache->ops->pwrite (f.cache, buf, 4096, 0, false), 0);
+  rep.cut = 99;
+  ck_assert_int_eq (lb_wcache_cut_once (f.cache, 1, &rep), 0);
+  ck_assert_uint_eq (rep.cut, 0);
+  ck_assert_uint_eq (lb_wcache_generation (f.cache), 1);
+  lb_wcache_get_stats (f.cache, &st);
+  ck_assert_uint_eq (st.dirty_blocks, 1); /* untouched by the no-op */
+  ck_assert_int_eq (lb_wcache_cut_once (f.cache, 3, &rep), 1);
+  ck_assert_uint_eq (rep.cut, 2);
+  ck_assert_uint_eq (rep.blocks_lost, 1);
+  ck_assert_int_eq (lb_wcache_cut_once (f.cache, 2, &rep), 0);
+  ck_assert_int_eq (lb_wcache_cut_once (f.cache, 0, &rep), 1);
+  ck_assert_uint_eq (rep.cut, 3);
+  ck_assert_int_eq (lb_wcache_cut_once (f.cache, UINT64_MAX, &rep), 1);
+  ck_assert_uint_eq (lb_wcache_generation (f.cache), 4);
+  lb_wcache_get_stats (f.cache, &st);
+  ck_assert_uint_eq (st.total.cut, 4);
+  fixture_free (&f);
+}
+END_TEST
+
+#define CUTTERS 4
+
+struct cutter {
+  struct lb_store *cache;
+  atomic_int *made;
+};
+
+static void *
+ask_for_cut_1 (void *arg)
+{
+  struct cutter *c = arg;
+  struct lb_cut_report rep;
+
+  if (lb_wcache_cut_once (c->cache, 1, &rep) == 1)
+    atomic_fetch_add (c->made, 1);
+  return NULL;
+}
+
+/* Threads asking for cut 1 at once, as the FIFO and power-cut-after may:
+ * exactly one cuts.
+ */
+START_TEST (test_cut_once_races_cut_once)
+{
+  for (int round = 0; round < 50; round++) {
+    struct cutter c[CUTTERS];
+    pthread_t th[CUTTERS];
+    atomic_int made = 0;
+    struct fixture f;
+
+    fixture_init (&f, &geos[0], LB_CUT_TORN, round, 0, 0);
+    for (int i = 0; i < CUTTERS; i++) {
+      c[i] = (struct cutter) { .cache = f.cache, .made = &made };
+      ck_assert_int_eq (pthread_create (&th[i], NULL, ask_for_cut_1, &c[i]),
+                        0);
+    }
+    for (int i = 0; i < CUTTERS; i++)
+      pthread_join (th[i], NULL);
+    ck_assert_int_eq (made, 1);
+    ck_assert_uint_eq (lb_wcache_generation (f.cache), 1);
+    fixture_free (&f);
+  }
 }
 END_TEST
 
@@ -605,7 +690,9 @@ wcache_suite (void)
   tcase_add_test (tc, test_connections_open_at_the_cut_get_eio);
   tcase_add_test (tc, test_full_cache_flushes_implicitly);
   tcase_add_test (tc, test_cut_after_nth_request);
-  tcase_add_test (tc, test_cut_after_not_after_an_earlier_cut);
+  tcase_add_loop_test (tc, test_cut_after_not_after_an_earlier_cut, 0, 2);
+  tcase_add_test (tc, test_cut_once_by_number);
+  tcase_add_test (tc, test_cut_once_races_cut_once);
   tcase_add_test (tc, test_memory_limit_writes_through);
   tcase_add_loop_test (tc, test_concurrent_requests_and_cuts, 0, NR_MODES);
   suite_add_tcase (s, tc);

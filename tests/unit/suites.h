@@ -10,6 +10,7 @@
 Suite *align_suite (void);
 Suite *aligned_io_suite (void);
 Suite *cutclass_suite (void);
+Suite *cutfifo_suite (void);
 Suite *extents_suite (void);
 Suite *filestore_suite (void);
 Suite *geometry_suite (void);
@@ -19,6 +20,7 @@ Suite *ramstore_suite (void);
 Suite *reclaim_suite (void);
 Suite *slab_suite (void);
 Suite *stats_suite (void);
+Suite *statsread_suite (void);
 Suite *wcache_suite (void);
 Suite *mkfscmd_suite (void);
 Suite *proc_suite (void);
