@@ -18,7 +18,10 @@ nbdkit file on tmpfs (fio rows and a mixed load with read p99), trim and
 zero of large ranges against nbdkit memory with RSS, the peak RSS under
 memory-limit, and the kernel device that largeblock-run attaches
 (nbdfuse + loop) against its nbdkit null ceiling and a loop device over
-tmpfs (needs root, /dev/fuse and loop devices; else reported skipped).
+tmpfs (needs root, /dev/fuse and loop devices; else reported skipped),
+and fio inside a largeblock-vm guest under TCG on its virtio-blk and nbd
+paths, largeblock against nbdkit null (needs what make check-vm needs,
+with its kernel already cached; else reported skipped).
 
 Writes a Markdown report (docs/performance.md by default) and, with
 --json, the raw numbers.  With --only, the sections run replace theirs
@@ -26,8 +29,10 @@ in an existing report and the others are kept.  --quick runs a few
 seconds' subset, for the smoke tests in make check.
 
 Environment: LARGEBLOCK_PLUGIN (the plugin .so), NBDKIT, LARGEBLOCK_RUN
-(server/largeblock-run), LARGEBLOCK_BENCH_TMPFS (a tmpfs directory,
-default /dev/shm); run with a python3 that has the libnbd bindings.
+(server/largeblock-run), LARGEBLOCK_VM (server/largeblock-vm, default
+next to largeblock-run), LARGEBLOCK_VM_CACHE (as largeblock-vm's),
+LARGEBLOCK_BENCH_TMPFS (a tmpfs directory, default /dev/shm); run with a
+python3 that has the libnbd bindings.
 """
 import argparse
 import ctypes
@@ -680,7 +685,7 @@ def kernel_section(workdir, runtime, reps, quick, progress):
     why = kernel_unavailable()
     out = ({"skipped": why} if why else
            host_kernel_rows(workdir, runtime, reps, quick, progress))
-    out["vm"] = vm_section(workdir, reps, quick, progress)
+    out["vm"] = vm_section(workdir, runtime, reps, quick, progress)
     return out
 
 
@@ -908,7 +913,7 @@ def vm_run_result(run, server, rw):
                                           run["guest_all"])}
 
 
-def vm_section(workdir, reps, quick, progress):
+def vm_section(workdir, runtime, reps, quick, progress):
     """The same fio workload inside a largeblock-vm guest (TCG), on the
     virtio-blk and on the guest's nbd-driver path, against largeblock and
     against nbdkit null with the same block sizes: relative figures."""
@@ -916,7 +921,6 @@ def vm_section(workdir, reps, quick, progress):
     if why:
         return {"skipped": why}
     region = 32 * MiB if quick else 256 * MiB
-    runtime = 0.5 if quick else 2.0
     rows = KERNEL_ROWS[::3] if quick else KERNEL_ROWS
     load = [os.getloadavg()[0]]
     cells, kernel = [], None
@@ -1263,6 +1267,33 @@ def host_kernel_report(kn):
                                            s["loop-tmpfs"]["mibs"])))
     return lines
 
+def vm_host_cpu(r):
+    return sum(r[k] for k in ("qemu_main_cpu_per_gib",
+                              "qemu_other_cpu_per_gib", "nbdkit_cpu_per_gib"))
+
+
+def vm_summary(by):
+    """One line per guest path: largeblock against null over all patterns,
+    and the server's share of the host CPU the path costs."""
+    out = []
+    for attach in VM_ATTACHES:
+        cells = [s for (a, _, _), s in by.items() if a == attach]
+        if not cells:
+            continue
+        rs = [ratio(s["largeblock"]["mibs"], s["null"]["mibs"])
+              for s in cells]
+        share = [100 * ratio(s["largeblock"]["nbdkit_cpu_per_gib"],
+                             vm_host_cpu(s["largeblock"])) for s in cells]
+        busy = [s["largeblock"]["guest_busy_pct"] for s in cells]
+        out.append("- %s path: largeblock against nbdkit null, median %.2f "
+                   "(%.2f to %.2f over the patterns); the server is %.0f%% "
+                   "to %.0f%% of the host CPU the path costs, the rest is "
+                   "QEMU; the guest's CPUs are %.0f%% to %.0f%% busy." % (
+                       attach, statistics.median(rs), min(rs), max(rs),
+                       min(share), max(share), min(busy), max(busy)))
+    return out + [""]
+
+
 def vm_report(vm):
     lines = ["", "### In a guest under TCG (largeblock-vm)", ""]
     if "skipped" in vm:
@@ -1294,11 +1325,10 @@ def vm_report(vm):
         "kernel, fio and, on the nbd path, socat), and guest user its "
         "user-space part.", ""]
     by = {(c["attach"], c["rw"], c["bs"]): c["servers"] for c in vm["cells"]}
+    lines += vm_summary(by)
     for (attach, rw, bs), s in by.items():
         lb, null = s["largeblock"], s["null"]
-        total = sum(lb[k] for k in ("qemu_main_cpu_per_gib",
-                                    "qemu_other_cpu_per_gib",
-                                    "nbdkit_cpu_per_gib"))
+        total = vm_host_cpu(lb)
         line = ("- %s %s %s: largeblock %.2f of nbdkit null (TCG: %.1f vs "
                 "%.1f MiB/s).  Host CPU for largeblock's runs: QEMU's TCG "
                 "and other threads %.0f%%, QEMU's main loop %.0f%%, the "
