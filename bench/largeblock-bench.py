@@ -18,7 +18,10 @@ nbdkit file on tmpfs (fio rows and a mixed load with read p99), trim and
 zero of large ranges against nbdkit memory with RSS, the peak RSS under
 memory-limit, and the kernel device that largeblock-run attaches
 (nbdfuse + loop) against its nbdkit null ceiling and a loop device over
-tmpfs (needs root, /dev/fuse and loop devices; else reported skipped).
+tmpfs (needs root, /dev/fuse and loop devices; else reported skipped),
+and fio inside a largeblock-vm guest under TCG on its virtio-blk and nbd
+paths, largeblock against nbdkit null (needs what make check-vm needs,
+with its kernel already cached; else reported skipped).
 
 Writes a Markdown report (docs/performance.md by default) and, with
 --json, the raw numbers.  With --only, the sections run replace theirs
@@ -26,14 +29,17 @@ in an existing report and the others are kept.  --quick runs a few
 seconds' subset, for the smoke tests in make check.
 
 Environment: LARGEBLOCK_PLUGIN (the plugin .so), NBDKIT, LARGEBLOCK_RUN
-(server/largeblock-run), LARGEBLOCK_BENCH_TMPFS (a tmpfs directory,
-default /dev/shm); run with a python3 that has the libnbd bindings.
+(server/largeblock-run), LARGEBLOCK_VM (server/largeblock-vm, default
+next to largeblock-run), LARGEBLOCK_VM_CACHE (as largeblock-vm's),
+LARGEBLOCK_BENCH_TMPFS (a tmpfs directory, default /dev/shm); run with a
+python3 that has the libnbd bindings.
 """
 import argparse
 import ctypes
 import json
 import os
 import platform
+import shlex
 import shutil
 import signal
 import statistics
@@ -120,7 +126,7 @@ class Server:
 
 def cpu_of(pid):
     """A process's CPU seconds, user + system, from /proc/PID/stat."""
-    with open("/proc/%d/stat" % pid) as f:
+    with open("/proc/%s/stat" % pid) as f:       # PID or PID/task/TID
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
@@ -687,9 +693,16 @@ def fio_dev(dev, workdir, rw, bs, region, runtime, procs):
 
 
 def kernel_section(workdir, runtime, reps, quick, progress):
+    """The host's kernel device (nbdfuse + loop), then the guest paths
+    (largeblock-vm under TCG); either is skipped on its own."""
     why = kernel_unavailable()
-    if why:
-        return {"skipped": why}
+    out = ({"skipped": why} if why else
+           host_kernel_rows(workdir, runtime, reps, quick, progress))
+    out["vm"] = vm_section(workdir, runtime, reps, quick, progress)
+    return out
+
+
+def host_kernel_rows(workdir, runtime, reps, quick, progress):
     region = 32 * MiB if quick else 512 * MiB
     rows = KERNEL_ROWS[::3] if quick else KERNEL_ROWS
     paths = KernelPaths(workdir)
@@ -713,6 +726,244 @@ def kernel_section(workdir, runtime, reps, quick, progress):
     load.append(os.getloadavg()[0])
     return {"disk": KERNEL_DISK, "sector": KERNEL_SECTOR, "region": region,
             "runtime": runtime, "reps": reps, "cells": cells, "load": load}
+
+
+# ---- the guest paths: largeblock-vm under TCG ----
+
+LARGEBLOCK_VM = os.environ.get("LARGEBLOCK_VM", os.path.join(
+    os.path.dirname(LARGEBLOCK_RUN), "largeblock-vm"))
+VM_ATTACHES = ("virtio", "nbd")
+VM_SERVERS = ("largeblock", "null")
+VM_LOGICAL, VM_PHYSICAL = 4 * KiB, 16 * KiB    # 6.12 refuses logical > 4k
+
+
+def vm_cache_dir():
+    """largeblock-vm's cache directory, as it finds it."""
+    if os.environ.get("LARGEBLOCK_VM_CACHE"):
+        return os.environ["LARGEBLOCK_VM_CACHE"]
+    if os.environ.get("XDG_CACHE_HOME"):
+        return os.path.join(os.environ["XDG_CACHE_HOME"], "largeblock-vm")
+    return os.path.join(os.environ.get("HOME", "/tmp"), ".cache",
+                        "largeblock-vm")
+
+
+def vm_unavailable():
+    """Why no guest can be booted here, or None: largeblock-vm's own
+    prerequisites (make check-vm's), and its default kernel already in
+    its cache -- the benchmark downloads nothing; make check-vm, or any
+    largeblock-vm run, fetches the kernel once."""
+    if not os.access(LARGEBLOCK_VM, os.X_OK):
+        return "no largeblock-vm at " + LARGEBLOCK_VM
+    for tool in ("qemu-system-x86_64", "busybox", "socat", "nbd-client"):
+        if shutil.which(tool) is None:
+            return tool + " is not installed (largeblock-vm needs it)"
+    cache = vm_cache_dir()
+    if not any(os.path.exists(os.path.join(cache, t, ".complete"))
+               for t in (os.listdir(cache) if os.path.isdir(cache) else [])
+               if t.startswith("tree-")):
+        return ("no guest kernel in largeblock-vm's cache %s (make "
+                "check-vm fetches it once)" % cache)
+    return None
+
+
+def vm_server_wrapper(workdir, disk):
+    """An NBDKIT for largeblock-vm --disks=2: it starts every server as
+    `NBDKIT -f -U SOCK -P PIDFILE PLUGIN PARAM...`, disk 0 first on
+    disk0.sock; disk 0 stays largeblock, disk 1 becomes nbdkit null with
+    the same advertised block sizes (the blocksize-policy filter), so one
+    guest runs both, interleaved.  Each records its PID for the CPU
+    figures."""
+    path = os.path.join(workdir, "vm-nbdkit")
+    q = shlex.quote
+    with open(path, "w") as f:
+        f.write("""#!/bin/sh
+[ "$2" = -U ] && [ "$4" = -P ] || {{ echo "vm-nbdkit: unexpected $*" >&2; exit 1; }}
+case "${{3##*/}}" in
+disk0.sock) echo $$ >{lb}; exec {nbdkit} "$@" ;;
+disk1.sock) echo $$ >{null}
+    exec {nbdkit} -f -U "$3" -P "$5" --filter=blocksize-policy null {disk} \\
+        blocksize-minimum={lo} blocksize-preferred={hi} blocksize-maximum=32M ;;
+*) echo "vm-nbdkit: a third disk? $3" >&2; exit 1 ;;
+esac
+""".format(lb=q(os.path.join(workdir, "vm-largeblock.pid")),
+           null=q(os.path.join(workdir, "vm-null.pid")), nbdkit=q(NBDKIT),
+           disk=disk, lo=VM_LOGICAL, hi=VM_PHYSICAL))
+    os.chmod(path, 0o755)
+    return path
+
+
+def vm_guest_script(rows, region, runtime, reps):
+    """The guest's command: prefill both disks, then every (pattern,
+    server) run, servers interleaved and their order rotated each
+    repetition.  fio itself frames each run's I/O (exec_prerun and
+    exec_postrun, after its start-up, which is slow under TCG) with a
+    line on the guest's stdout that carries the guest's CPU times
+    (/proc/stat); the host samples its own CPU times at those lines."""
+    fio = ("fio --name=vm --filename=${dev[$1]} --ioengine=libaio "
+           "--direct=1 --rw=$2 --bs=$3 --iodepth=32 --size=%d "
+           "--output-format=json --output=/tmp/fio.json" % region)
+    lines = [
+        "set -e",
+        "declare -A dev=([largeblock]=$LARGEBLOCK_DEV "
+        "[null]=$LARGEBLOCK_DEV1)",
+        "echo \"LBBENCH-KERNEL $(uname -r)\"",
+        # fio adds its own redirection to the command; this one wins.
+        "echo 'echo \"LBBENCH-$1 $(head -1 /proc/stat)\" >/dev/hvc0' "
+        ">/tmp/mark",
+        "prefill () { " + fio + " >/dev/null; }",
+        "run () {  # server rw bs",
+        "    " + fio + " --time_based --runtime=%dms "
+        "--exec_prerun='sh /tmp/mark BEGIN' "
+        "--exec_postrun='sh /tmp/mark END' >/dev/null" % (runtime * 1000),
+        "    echo \"LBBENCH-RESULT $(tr -d '\\n' </tmp/fio.json)\"",
+        "}"]
+    for s in VM_SERVERS:
+        lines.append("prefill %s write %d" % (s, MiB))
+    order = list(VM_SERVERS)
+    for rw, bs in rows:
+        for rep in range(reps):
+            for s in order[rep % 2:] + order[:rep % 2]:
+                lines.append("run %s %s %d" % (s, rw, bs))
+    return "\n".join(lines) + "\n"
+
+
+def qemu_cpu(pid):
+    """QEMU's CPU seconds: its main thread (the main loop: the NBD client,
+    the virtio-serial chardevs) and its other threads (the TCG thread
+    that runs both virtual CPUs, and the RCU and worker threads)."""
+    main = other = 0.0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        c = cpu_of("%d/task/%s" % (pid, tid))
+        if int(tid) == pid:
+            main += c
+        else:
+            other += c
+    return main, other
+
+
+def vm_boot(workdir, attach, rows, region, runtime, reps):
+    """One guest on ATTACH with the two disks; its runs in order, each
+    with fio's JSON and the host CPU seconds spent during it."""
+    env = dict(os.environ, LARGEBLOCK_PLUGIN=PLUGIN, TMPDIR=workdir,
+               NBDKIT=vm_server_wrapper(workdir, region))
+    err_path = os.path.join(workdir, "vm-%s.err" % attach)
+    cmd = [LARGEBLOCK_VM, "--accel=tcg", "--attach=" + attach, "--disks=2",
+           "--timeout=%d" % (300 + 60 * len(rows) * reps),
+           "blksize=%d" % VM_PHYSICAL, "logical-blksize=%d" % VM_LOGICAL,
+           "size=%d" % region, "--",
+           vm_guest_script(rows, region, runtime, reps)]
+    with open(err_path, "w") as err:
+        vm = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=err, env=env,
+                              text=True)
+    runs, kernel, procs, cpu0 = [], None, None, None
+    try:
+        for line in vm.stdout:
+            word, _, rest = line.rstrip("\n").partition(" ")
+            if word == "LBBENCH-KERNEL":
+                kernel = rest
+            elif word == "LBBENCH-BEGIN":
+                procs = procs or vm_processes(workdir, vm.pid)
+                cpu0 = dict(vm_cpu(procs), **guest_cpu(rest))
+            elif word == "LBBENCH-END":
+                cpu = dict(vm_cpu(procs), **guest_cpu(rest))
+                runs.append({k: cpu[k] - cpu0[k] for k in cpu})
+            elif word == "LBBENCH-RESULT":
+                runs[-1]["fio"] = json.loads(rest)["jobs"][0]
+        vm.stdout.close()
+        rc = vm.wait()
+    finally:
+        if vm.poll() is None:       # an exception here: largeblock-vm
+            vm.send_signal(signal.SIGTERM)   # tears its guest down
+            vm.wait(timeout=120)
+    with open(err_path) as f:
+        errors = f.read().strip()
+    return rc, kernel, runs, errors
+
+
+def vm_processes(workdir, vm_pid):
+    procs = {"qemu": next(p for c, p in children(vm_pid).items()
+                          if c.startswith("qemu"))}
+    for s in VM_SERVERS:
+        with open(os.path.join(workdir, "vm-%s.pid" % s)) as f:
+            procs[s] = int(f.read())
+    return procs
+
+
+def guest_cpu(stat):
+    """The guest's "cpu ..." line of /proc/stat: its CPU time in ticks,
+    in all, in user space (fio, socat) and idle (with iowait)."""
+    t = [int(x) for x in stat.split()[1:9]]
+    return {"guest_all": sum(t), "guest_user": t[0] + t[1],
+            "guest_idle": t[3] + t[4]}
+
+
+def vm_cpu(procs):
+    main, other = qemu_cpu(procs["qemu"])
+    out = {"qemu_main": main, "qemu_other": other}
+    for s in VM_SERVERS:
+        out["nbdkit_" + s] = cpu_of(procs[s])
+    return out
+
+
+def vm_run_result(run, server, rw):
+    """One run's figures: guest-side MiB/s and IOPS (TCG-slowed), the
+    host's CPU per GiB moved in QEMU's threads and in the server that
+    served the run, and how busy the guest's CPUs were (all of them:
+    fio, socat, the kernel), in percent of their time."""
+    job = run["fio"]
+    side = job["read"] if "read" in rw else job["write"]
+    gib = side["io_bytes"] / GiB
+    per = (lambda c: c / gib if gib else float("nan"))
+    return {"mibs": side["bw_bytes"] / MiB, "iops": side["iops"],
+            "qemu_main_cpu_per_gib": per(run["qemu_main"]),
+            "qemu_other_cpu_per_gib": per(run["qemu_other"]),
+            "nbdkit_cpu_per_gib": per(run["nbdkit_" + server]),
+            "guest_busy_pct": 100 * ratio(run["guest_all"] -
+                                          run["guest_idle"],
+                                          run["guest_all"]),
+            "guest_user_pct": 100 * ratio(run["guest_user"],
+                                          run["guest_all"])}
+
+
+def vm_section(workdir, runtime, reps, quick, progress):
+    """The same fio workload inside a largeblock-vm guest (TCG), on the
+    virtio-blk and on the guest's nbd-driver path, against largeblock and
+    against nbdkit null with the same block sizes: relative figures."""
+    why = vm_unavailable()
+    if why:
+        return {"skipped": why}
+    region = 32 * MiB if quick else 256 * MiB
+    rows = KERNEL_ROWS[::3] if quick else KERNEL_ROWS
+    load = [os.getloadavg()[0]]
+    cells, kernel = [], None
+    for attach in VM_ATTACHES:
+        vmdir = tempfile.mkdtemp(prefix="vm-%s." % attach, dir=workdir)
+        start = time.monotonic()
+        rc, kernel, runs, errors = vm_boot(vmdir, attach, rows, region,
+                                           runtime, reps)
+        if rc == 125 and not runs:  # no guest: a prerequisite is missing
+            return {"skipped": "largeblock-vm could not start a guest: " +
+                    (errors.splitlines() or ["exit 125"])[-1]}
+        if rc != 0 or len(runs) != len(rows) * reps * len(VM_SERVERS):
+            raise RuntimeError("largeblock-vm --attach=%s exited with %d "
+                               "after %d runs: %s" % (attach, rc, len(runs),
+                                                      errors[-2000:]))
+        for rw, bs in rows:
+            got = {s: [] for s in VM_SERVERS}
+            for rep in range(reps):
+                order = list(VM_SERVERS)
+                for s in order[rep % 2:] + order[:rep % 2]:
+                    got[s].append(vm_run_result(runs.pop(0), s, rw))
+            cells.append({"attach": attach, "rw": rw, "bs": bs, "servers": {
+                s: {k: statistics.median(r[k] for r in rs) for k in rs[0]}
+                for s, rs in got.items()}})
+        progress("kernel: guest on %s done (%.0f s)" % (
+            attach, time.monotonic() - start))
+    load.append(os.getloadavg()[0])
+    return {"kernel": kernel, "logical": VM_LOGICAL, "physical": VM_PHYSICAL,
+            "region": region, "runtime": runtime, "reps": reps,
+            "cells": cells, "load": load}
 
 
 # ---- the report ----
@@ -980,25 +1231,33 @@ def limit_report(lm):
 def kernel_report(kn):
     lines = ["", "## Kernel device", ""]
     if "skipped" in kn:
-        return lines + ["skipped: " + kn["skipped"] + "."]
-    lines += ["fio (libaio, direct, iodepth 32, 2 jobs) on three block "
-              "devices with %s sectors: the one `largeblock-run "
-              "--attach=loop blksize=16k logical-blksize=16k size=%s` "
-              "attaches (nbdfuse + loop), the same nbdfuse + loop over "
-              "`nbdkit null` (the ceiling of that path), and a loop device "
-              "over a tmpfs file (what a user could take instead).  %s "
-              "used, %g s per run, %d repetitions interleaved; medians.  "
-              "CPU s/GiB is the nbdkit and nbdfuse processes' own time "
-              "(user + system) per GiB moved.  %s" % (
-                  size_name(kn["sector"]), size_name(kn["disk"]),
-                  size_name(kn["region"]), kn["runtime"], kn["reps"],
-                  load_note(kn)),
-              "",
-              "How to read it: the gap between the ceiling and loop over "
-              "tmpfs is what FUSE and the NBD round trip cost, since "
-              "`nbdkit null` does no work; the gap between largeblock-run "
-              "and the ceiling is the plugin's, and its nbdkit CPU beyond "
-              "null's says how much server time that is.", ""]
+        lines.append("skipped: " + kn["skipped"] + ".")
+    else:
+        lines += host_kernel_report(kn)
+    if "vm" in kn:
+        lines += vm_report(kn["vm"])
+    return lines
+
+
+def host_kernel_report(kn):
+    lines = ["fio (libaio, direct, iodepth 32, 2 jobs) on three block "
+             "devices with %s sectors: the one `largeblock-run "
+             "--attach=loop blksize=16k logical-blksize=16k size=%s` "
+             "attaches (nbdfuse + loop), the same nbdfuse + loop over "
+             "`nbdkit null` (the ceiling of that path), and a loop device "
+             "over a tmpfs file (what a user could take instead).  %s "
+             "used, %g s per run, %d repetitions interleaved; medians.  "
+             "CPU s/GiB is the nbdkit and nbdfuse processes' own time "
+             "(user + system) per GiB moved.  %s" % (
+                 size_name(kn["sector"]), size_name(kn["disk"]),
+                 size_name(kn["region"]), kn["runtime"], kn["reps"],
+                 load_note(kn)),
+             "",
+             "How to read it: the gap between the ceiling and loop over "
+             "tmpfs is what FUSE and the NBD round trip cost, since "
+             "`nbdkit null` does no work; the gap between largeblock-run "
+             "and the ceiling is the plugin's, and its nbdkit CPU beyond "
+             "null's says how much server time that is.", ""]
     for c in kn["cells"]:
         s = c["servers"]
         lb, null, tmp = s["largeblock-run"], s["nbdfuse-null"], s["loop-tmpfs"]
@@ -1027,6 +1286,100 @@ def kernel_report(kn):
                                            s["nbdfuse-null"]["mibs"]),
                                      ratio(r["mibs"],
                                            s["loop-tmpfs"]["mibs"])))
+    return lines
+
+def vm_host_cpu(r):
+    return sum(r[k] for k in ("qemu_main_cpu_per_gib",
+                              "qemu_other_cpu_per_gib", "nbdkit_cpu_per_gib"))
+
+
+def vm_summary(by):
+    """One line per guest path: largeblock against null over all patterns,
+    and the server's share of the host CPU the path costs."""
+    out = []
+    for attach in VM_ATTACHES:
+        cells = [s for (a, _, _), s in by.items() if a == attach]
+        if not cells:
+            continue
+        rs = [ratio(s["largeblock"]["mibs"], s["null"]["mibs"])
+              for s in cells]
+        share = [100 * ratio(s["largeblock"]["nbdkit_cpu_per_gib"],
+                             vm_host_cpu(s["largeblock"])) for s in cells]
+        busy = [s["largeblock"]["guest_busy_pct"] for s in cells]
+        out.append("- %s path: largeblock against nbdkit null, median %.2f "
+                   "(%.2f to %.2f over the patterns); the server is %.0f%% "
+                   "to %.0f%% of the host CPU the path costs, the rest is "
+                   "QEMU; the guest's CPUs are %.0f%% to %.0f%% busy." % (
+                       attach, statistics.median(rs), min(rs), max(rs),
+                       min(share), max(share), min(busy), max(busy)))
+    return out + [""]
+
+
+def vm_report(vm):
+    lines = ["", "### In a guest under TCG (largeblock-vm)", ""]
+    if "skipped" in vm:
+        return lines + ["Guest paths skipped: " + vm["skipped"] + "."]
+    lines += [
+        "The same kind of fio workload (libaio, direct, iodepth 32, one "
+        "job) run inside a `largeblock-vm --accel=tcg` guest (kernel %s, "
+        "QEMU TCG with one host thread for both virtual CPUs), on two %s "
+        "disks attached at once: largeblock (`blksize=16k "
+        "logical-blksize=4k`; 6.12 refuses logical blocks above 4k) and "
+        "`nbdkit null` advertising the same block sizes (blocksize-policy "
+        "filter), on each guest path: virtio-blk through QEMU's NBD client "
+        "(`--attach=virtio`, the guest sees %d/%d) and the guest's nbd "
+        "driver over a virtio-serial port (`--attach=nbd`, %d/%d).  %g s "
+        "per run, %d repetitions with the two disks interleaved and their "
+        "order rotated; medians.  %s" % (
+            vm["kernel"], size_name(vm["region"]), vm["logical"],
+            vm["physical"], vm["logical"], vm["logical"], vm["runtime"],
+            vm["reps"], load_note(vm)),
+        "",
+        "Emulating the guest's CPU slows every path by a large factor, so "
+        "MiB/s here are TCG figures, not what the path does under KVM or "
+        "on hardware: read the ratios.  CPU s/GiB are host CPU seconds per "
+        "GiB the guest moved: QEMU's main thread (its main loop: the NBD "
+        "client, the virtio-serial chardevs), QEMU's other threads (the "
+        "TCG thread that runs the guest's kernel and fio), and the server "
+        "that served the run.  Guest busy is the share of the guest's two "
+        "virtual CPUs' time not idle, from the guest's /proc/stat (the "
+        "kernel, fio and, on the nbd path, socat), and guest user its "
+        "user-space part.", ""]
+    by = {(c["attach"], c["rw"], c["bs"]): c["servers"] for c in vm["cells"]}
+    lines += vm_summary(by)
+    for (attach, rw, bs), s in by.items():
+        lb, null = s["largeblock"], s["null"]
+        total = vm_host_cpu(lb)
+        line = ("- %s %s %s: largeblock %.2f of nbdkit null (TCG: %.1f vs "
+                "%.1f MiB/s).  Host CPU for largeblock's runs: QEMU's TCG "
+                "and other threads %.0f%%, QEMU's main loop %.0f%%, the "
+                "server %.0f%%." % (
+                    attach, rw, size_name(bs), ratio(lb["mibs"], null["mibs"]),
+                    lb["mibs"], null["mibs"],
+                    100 * ratio(lb["qemu_other_cpu_per_gib"], total),
+                    100 * ratio(lb["qemu_main_cpu_per_gib"], total),
+                    100 * ratio(lb["nbdkit_cpu_per_gib"], total)))
+        other = by.get(("virtio", rw, bs))
+        if attach == "nbd" and other:
+            line += ("  The nbd path is %.2f of the virtio path here "
+                     "(nbdkit null on both)." % ratio(
+                         null["mibs"], other["null"]["mibs"]))
+        lines.append(line)
+    lines += ["", "| path | pattern | bs | server | MiB/s (TCG) | IOPS (TCG) "
+              "| vs null | QEMU TCG+other CPU s/GiB | QEMU main loop CPU "
+              "s/GiB | nbdkit CPU s/GiB | guest busy | guest user |",
+              "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | "
+              "---: | ---: | ---: |"]
+    for (attach, rw, bs), s in by.items():
+        for n, r in s.items():
+            lines.append("| %s | %s | %s | %s | %.1f | %.0f | %.2f | %.2f | "
+                         "%.2f | %.3f | %.0f%% | %.0f%% |" % (
+                             attach, rw, size_name(bs), n, r["mibs"],
+                             r["iops"], ratio(r["mibs"], s["null"]["mibs"]),
+                             r["qemu_other_cpu_per_gib"],
+                             r["qemu_main_cpu_per_gib"],
+                             r["nbdkit_cpu_per_gib"], r["guest_busy_pct"],
+                             r["guest_user_pct"]))
     return lines
 
 

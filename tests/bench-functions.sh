@@ -34,3 +34,44 @@ PY
 bench_heading () {
     grep -qxF "## $2" "$tmpdir/$1.md" || fail "no '## $2' in the report"
 }
+
+# bench_vm_expected: true where the bench's guest rows must run -- what
+# make check-vm needs is installed and largeblock-vm's cache holds its
+# kernel (the bench fetches nothing).
+bench_vm_expected () {
+    local t cache=${LARGEBLOCK_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/largeblock-vm}
+    for t in qemu-system-x86_64 busybox socat nbd-client; do
+        command -v "$t" >/dev/null || return 1
+    done
+    ls "$cache"/tree-*/.complete >/dev/null 2>&1
+}
+
+# bench_check_vm_rows SECTION: SECTION's guest rows (d["vm"]) parse, one
+# per path, pattern and server, where they must run; elsewhere the
+# report names the reason they were skipped.
+bench_check_vm_rows () {
+    grep -qxF "### In a guest under TCG (largeblock-vm)" "$tmpdir/$1.md" ||
+        fail "no guest subsection in the report"
+    if ! bench_vm_expected; then
+        grep '^Guest paths skipped: ..*\.$' "$tmpdir/$1.md" ||
+            fail "the guest rows were not run and the report says no reason"
+        return 0
+    fi
+    if grep '^Guest paths skipped: ' "$tmpdir/$1.md"; then
+        fail "the guest rows skipped although make check-vm can run here"
+    fi
+    bench_check "$1" '
+d = d["vm"]
+assert d["cells"], "no guest rows"
+assert {c["attach"] for c in d["cells"]} == {"virtio", "nbd"}, d["cells"]
+assert d["kernel"], d
+for c in d["cells"]:
+    assert set(c["servers"]) == {"largeblock", "null"}, c["servers"].keys()
+    for n, r in c["servers"].items():
+        num(r["mibs"], 1e-3); num(r["iops"], 1e-3)
+        for k in ("qemu_main", "qemu_other", "nbdkit"):
+            num(r[k + "_cpu_per_gib"])
+        num(r["guest_busy_pct"], 0, 100); num(r["guest_user_pct"], 0, 100)
+'
+    grep -E '^\| (virtio|nbd) \| ' "$tmpdir/$1.md" | head -4
+}
