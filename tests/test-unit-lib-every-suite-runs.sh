@@ -5,6 +5,7 @@
 # test for a suite it does not know.
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 
+: "${abs_top_builddir:?run through make check}"
 runner="$abs_top_builddir/tests/unit/check-lib"
 "$runner" --list >"$tmpdir/suites" || fail "check-lib --list failed"
 [ -s "$tmpdir/suites" ] || fail "check-lib --list listed no suite"
