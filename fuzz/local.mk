@@ -6,6 +6,9 @@
 # "make check" replays the seeds and past crashes with the normal build
 # (tests/test-fuzz-*-replay.sh, listed in tests/local.mk).
 FUZZ_SECONDS = 60
+# FUZZ_JOBS=2: the libFuzzer harnesses and the session targets side by
+# side (scripts/fuzz.sh).
+FUZZ_JOBS = 1
 FUZZ_HARNESSES = parse-size params pattern statsread
 FUZZ_SESSION_TARGETS = session session-allow session-file
 check_PROGRAMS += fuzz/fuzz-parse-size-replay fuzz/fuzz-params-replay \
@@ -26,7 +29,7 @@ EXTRA_DIST += scripts/fuzz.sh $(FUZZ_HARNESSES:%=fuzz/corpus/%) \
 	fuzz/corpus/session fuzz/regressions/session
 
 fuzz: all
-	FUZZ_SECONDS=$(FUZZ_SECONDS) abs_top_builddir=$(abs_top_builddir) \
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) abs_top_builddir=$(abs_top_builddir) \
 	  NBDKIT_REAL='$(NBDKIT)' \
 	  $(srcdir)/scripts/fuzz.sh $(FUZZ_HARNESSES) $(FUZZ_SESSION_TARGETS)
 .PHONY: fuzz

@@ -47,17 +47,20 @@ build () {
             echo "check-sanitizers: $san build failed"; return 1; }
 }
 
-# check DIR [TESTS]: make check in DIR, just TESTS, or without them the
-# suite but the bench's smoke tests (check-instrumented, tests/local.mk).
+# The tests wait on servers, mounts and signals more than they compute,
+# so twice as many run at once as there are CPUs (LB_TEST_JOBS).
+jobs=${LB_TEST_JOBS:-$((2 * $(nproc)))}
+
+# check DIR TARGET: make TARGET in DIR: check-instrumented, the suite but
+# the bench's smoke tests (tests/local.mk), or check-concurrency
+# (tests/harden.mk).
 check () {
-    local dir=$1; shift
-    local args=(check-instrumented)
-    [ $# -gt 0 ] && args=(check TESTS="$*")
+    local dir=$1 target=$2
     # Check's per-test timeouts are stretched as for valgrind, less: on a
     # loaded machine, instrumented pattern round trips took more than the
     # default 4 s.
     (cd "$dir" && CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-10} \
-        make -j"$(nproc)" "${args[@]}")
+        make -j"$jobs" "$target")
     local status=$?
     [ $status -ne 0 ] && sed -n '/^FAIL\|^ERROR/,$p' "$dir/test-suite.log" | head -200
     # Keep the results where scripts/run-tests.sh counts them.
@@ -72,7 +75,8 @@ for run in "${runs[@]}"; do
     case $run in
     asan)
         echo "check-sanitizers: make check under address,undefined"
-        build "$work/asan" address,undefined && check "$work/asan" ||
+        build "$work/asan" address,undefined &&
+            check "$work/asan" check-instrumented ||
             status=1
         ;;
     tsan)
@@ -81,10 +85,8 @@ for run in "${runs[@]}"; do
         # at once, and the file store takes every range-lock stripe a large
         # request covers (in order); data race detection stays on.
         build "$work/tsan" thread &&
-        TSAN_OPTIONS="detect_deadlocks=0:${TSAN_OPTIONS:-}" check "$work/tsan" tests/unit-lib.tap tests/stress-ramstore \
-            tests/test-stress-multiconn.py tests/test-stress-file.sh \
-            tests/test-power-cut-stress.py ||
-            status=1
+        TSAN_OPTIONS="detect_deadlocks=0:${TSAN_OPTIONS:-}" \
+            check "$work/tsan" check-concurrency || status=1
         ;;
     *)  echo "check-sanitizers: unknown run $run (asan or tsan)" >&2
         exit 2 ;;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # largeblock: fuzz the parsers of lib/ with libFuzzer (clang), and the
 # plugin through "nbdkit -s" with AFL++ (scripts/fuzz-session.sh), each
-# for FUZZ_SECONDS (default 60).  Usage, from a configured tree ("make fuzz"):
+# for FUZZ_SECONDS (default 60), FUZZ_JOBS (default 1) at a time.  Usage, from a configured tree ("make fuzz"):
 #   scripts/fuzz.sh [HARNESS...]
 # A HARNESS is a libFuzzer harness fuzz/fuzz-HARNESS.c or a session
 # target named in fuzz/session-targets (default: all of both).
@@ -45,30 +45,50 @@ if [ ${#harnesses[@]} -gt 0 ]; then
         { echo "fuzz: make print-fuzz-lib-sources listed nothing"; exit 1; }
 fi
 
+# fuzz_harnesses: each libFuzzer harness in turn; false if one failed.
+fuzz_harnesses () {
+    local h work bin r status=0
+    for h in "${harnesses[@]}"; do
+        work="$builddir/fuzz/work/$h"
+        bin="$builddir/fuzz/work/fuzz-$h"
+        mkdir -p "$work/corpus" "$work/crashes"
+        "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined \
+            -fno-sanitize-recover=all -I"$builddir" -I"$srcdir/lib" \
+            "$srcdir/fuzz/fuzz-$h.c" "${lib_sources[@]}" -pthread \
+            -o "$bin" || { echo "fuzz: cannot build $h"; status=1; continue; }
+        echo "fuzz: $h for ${seconds}s"
+        "$bin" -max_total_time="$seconds" -print_final_stats=1 \
+            -artifact_prefix="$work/crashes/" "$work/corpus" \
+            "$srcdir/fuzz/corpus/$h" "$srcdir/fuzz/regressions/$h" \
+            >"$work/fuzz.log" 2>&1
+        r=$?
+        grep -E '^stat::(number_of_executed_units|peak_rss_mb)|^#[0-9]+ *DONE' \
+            "$work/fuzz.log" | sed "s/^/fuzz: $h: /"
+        if [ $r -ne 0 ]; then
+            tail -40 "$work/fuzz.log"
+            echo "fuzz: $h FAILED; inputs: $(ls "$work/crashes")"
+            status=1
+        fi
+    done
+    return $status
+}
+
+# Each fuzzer uses one CPU.  With FUZZ_JOBS=2 or more the libFuzzer
+# harnesses and the session targets run side by side (two at a time,
+# each still for FUZZ_SECONDS), the harnesses' output shown after.
 status=0
-for h in "${harnesses[@]}"; do
-    work="$builddir/fuzz/work/$h"
-    bin="$builddir/fuzz/work/fuzz-$h"
-    mkdir -p "$work/corpus" "$work/crashes"
-    "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined \
-        -fno-sanitize-recover=all -I"$builddir" -I"$srcdir/lib" \
-        "$srcdir/fuzz/fuzz-$h.c" "${lib_sources[@]}" -pthread \
-        -o "$bin" || { echo "fuzz: cannot build $h"; status=1; continue; }
-    echo "fuzz: $h for ${seconds}s"
-    "$bin" -max_total_time="$seconds" -print_final_stats=1 \
-        -artifact_prefix="$work/crashes/" "$work/corpus" \
-        "$srcdir/fuzz/corpus/$h" "$srcdir/fuzz/regressions/$h" \
-        >"$work/fuzz.log" 2>&1
-    r=$?
-    grep -E '^stat::(number_of_executed_units|peak_rss_mb)|^#[0-9]+ *DONE' \
-        "$work/fuzz.log" | sed "s/^/fuzz: $h: /"
-    if [ $r -ne 0 ]; then
-        tail -40 "$work/fuzz.log"
-        echo "fuzz: $h FAILED; inputs: $(ls "$work/crashes")"
-        status=1
-    fi
-done
-if [ ${#sessions[@]} -gt 0 ]; then
+if [ "${FUZZ_JOBS:-1}" -gt 1 ] && [ ${#harnesses[@]} -gt 0 ] &&
+   [ ${#sessions[@]} -gt 0 ]; then
+    mkdir -p "$builddir/fuzz/work"
+    fuzz_harnesses >"$builddir/fuzz/work/harnesses.log" 2>&1 &
+    harnesses_pid=$!
     "$srcdir/scripts/fuzz-session.sh" "${sessions[@]}" || status=1
+    wait "$harnesses_pid" || status=1
+    cat "$builddir/fuzz/work/harnesses.log"
+else
+    fuzz_harnesses || status=1
+    if [ ${#sessions[@]} -gt 0 ]; then
+        "$srcdir/scripts/fuzz-session.sh" "${sessions[@]}" || status=1
+    fi
 fi
 exit $status

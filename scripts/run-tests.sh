@@ -11,11 +11,18 @@ scripts/build.sh >build.log 2>&1 || { cat build.log; echo "build failed"; exit 1
 
 # CI (LB_HARDEN=1, set by .ci/run) also runs the hardening checks of
 # docs/testing.md first: the suite under valgrind, ASan+UBSan and TSan
-# builds, 30 s of fuzzing per harness and a 60 s soak.  Their tests are
-# counted in the summary like the others (fuzz and soak as one each), and
-# a check that fails beyond its tests (a valgrind log, a broken build)
-# counts as one more failure; any failure makes the exit status non-zero.
-# The plain "make check" runs last, so test-suite.log is its own.
+# builds, 30 s of fuzzing per harness (two at a time) and a 60 s soak.
+# Their tests are counted in the summary like the others (fuzz and soak
+# as one each), and a check that fails beyond its tests (a valgrind log,
+# a broken build) counts as one more failure; any failure makes the exit
+# status non-zero.  The plain "make check" runs last, so test-suite.log
+# is its own.
+#
+# How many tests make runs at once: the instrumented tests mostly compute
+# (valgrind), one more than the CPUs fills the gaps while a test waits;
+# the others mostly wait on servers, mounts and signals, twice the CPUs.
+ncpu=$(nproc)
+export LB_TEST_JOBS=${LB_TEST_JOBS:-$((2 * ncpu))}
 hlogs=()
 hstatus=0
 extra_passed=0
@@ -43,24 +50,24 @@ harden () {
 }
 if [ "${LB_HARDEN:-0}" = 1 ]; then
   harden check-valgrind test-suite-valgrind.log \
-      sh -c 'make -j"$(nproc)" check-valgrind; s=$?; cp test-suite.log test-suite-valgrind.log; exit $s'
+      sh -c 'make -j'$((ncpu + 1))' check-valgrind; s=$?; cp test-suite.log test-suite-valgrind.log; exit $s'
   harden check-sanitizers /dev/null scripts/check-sanitizers.sh
   for r in asan tsan; do
       if [ -f "test-suite-$r.log" ]; then hlogs+=("test-suite-$r.log")
       else extra_failed=$((extra_failed + 1)); fi
   done
-  harden fuzz - make fuzz FUZZ_SECONDS=30
+  harden fuzz - make fuzz FUZZ_SECONDS=30 FUZZ_JOBS="$ncpu"
   harden soak - make soak SOAK_SECONDS=60
 fi
 
 # Always: make check-vm boots guest kernels under QEMU (largeblock-vm,
 # docs/vm-testing.md); counted like the hardening checks.
-harden check-vm test-suite-vm.log make check-vm
+harden check-vm test-suite-vm.log make -j"$ncpu" check-vm
 # Always: make check-crash, the full XFS power-cut table of largeblock-run
 # --crash-test (docs/crash-testing.md, about 2.5 minutes).
 harden check-crash test-suite-crash.log make check-crash
 
-make -j"$(nproc)" check
+make -j"$LB_TEST_JOBS" check
 status=$?
 
 count () {

@@ -167,12 +167,13 @@ complain (const char *fmt, ...)
 /* ---- spawning ---- */
 
 static void
-close_extra_fds (void)
+close_extra_fds (int keep_fd)
 {
   long max = sysconf (_SC_OPEN_MAX);
 
   for (int fd = 3; fd < max && fd < 4096; fd++)
-    close (fd);
+    if (fd != keep_fd)
+      close (fd);
 }
 
 static void
@@ -202,16 +203,18 @@ connect_sink (enum proc_sink sink, int pipe_fd, int target_fd)
     _exit (127);
 }
 
-/* In the child: never returns. */
+/* In the child: never returns.  exec_pipe is close-on-exec: the parent
+ * sees it close when the program starts (or the child exits). */
 static void
-exec_child (const struct proc_spec *spec, int out_pipe, int err_pipe)
+exec_child (const struct proc_spec *spec, int out_pipe, int err_pipe,
+            int exec_pipe)
 {
   if (spec->own_group)
     setpgid (0, 0);
   reset_signals ();
   connect_sink (spec->out, out_pipe, STDOUT_FILENO);
   connect_sink (spec->err, err_pipe, STDERR_FILENO);
-  close_extra_fds ();
+  close_extra_fds (exec_pipe);
   if (spec->drop_caps) {
     /* Lock first: setting the securebits needs CAP_SETPCAP. */
     capng_clear (CAPNG_SELECT_ALL);
@@ -247,10 +250,26 @@ close_fd (int *fd)
   *fd = -1;
 }
 
+/* Until the child runs its program, a signal sent to it can be lost:
+ * under valgrind, one that arrives while it is still blocked is held in
+ * valgrind's own queue, which exec discards.  So wait for the exec (the
+ * close-on-exec pipe reaching EOF); our signals are blocked meanwhile
+ * and reach the program once it runs. */
+static void
+wait_for_exec (int exec_pipe[2])
+{
+  char byte;
+
+  close_fd (&exec_pipe[1]);
+  while (read (exec_pipe[0], &byte, 1) == -1 && errno == EINTR)
+    ;
+  close_fd (&exec_pipe[0]);
+}
+
 int
 proc_spawn (const struct proc_spec *spec, pid_t *pid, int *out_fd, int *err_fd)
 {
-  int out[2], err[2];
+  int out[2], err[2], exec_pipe[2];
 
   proc_init ();
   *pid = 0;
@@ -261,11 +280,19 @@ proc_spawn (const struct proc_spec *spec, pid_t *pid, int *out_fd, int *err_fd)
     close_fd (&out[1]);
     return -1;
   }
+  if (pipe2 (exec_pipe, O_CLOEXEC) == -1) {
+    complain ("pipe: %m\n");
+    close_fd (&out[0]);
+    close_fd (&out[1]);
+    close_fd (&err[0]);
+    close_fd (&err[1]);
+    return -1;
+  }
   /* Signals stay blocked across fork: nothing runs between fork's
    * return and the caller's record of *pid. */
   *pid = fork ();
   if (*pid == 0)
-    exec_child (spec, out[1], err[1]);
+    exec_child (spec, out[1], err[1], exec_pipe[1]);
   close_fd (&out[1]);
   close_fd (&err[1]);
   if (*pid == -1) {
@@ -273,8 +300,11 @@ proc_spawn (const struct proc_spec *spec, pid_t *pid, int *out_fd, int *err_fd)
     *pid = 0;
     close_fd (&out[0]);
     close_fd (&err[0]);
+    close_fd (&exec_pipe[0]);
+    close_fd (&exec_pipe[1]);
     return -1;
   }
+  wait_for_exec (exec_pipe);
   if (spec->own_group)
     setpgid (*pid, *pid); /* also here: no race with our kill */
   if (out_fd)

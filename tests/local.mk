@@ -5,12 +5,33 @@
 # bench/local.mk.)
 
 TESTS += $(instrumented_tests) $(bench_smoke_tests)
-instrumented_tests = tests/unit-lib.tap tests/unit-server.tap \
+instrumented_tests = $(unit_lib_tests) tests/unit-server.tap \
 	tests/stress-ramstore $(integration_tests)
-EXTRA_DIST += tests/unit-lib.tap tests/unit-server.tap tests/functions.sh \
+EXTRA_DIST += $(unit_lib_tests) tests/unit-server.tap tests/functions.sh \
 	tests/lbtest.py
 
 # ---- unit tests: one Check suite per lib/ module, one runner ----
+# Each suite is a test of its own (tests/unit-lib-SUITE.tap runs
+# "check-lib SUITE"), so make -j runs them side by side; under valgrind
+# they take minutes.  The slowest there come first, so that they start
+# first.  tests/test-unit-lib-every-suite-runs.sh checks that every
+# suite check-lib knows is listed here.
+unit_lib_tests = \
+	tests/unit-lib-ramstore.tap \
+	tests/unit-lib-filestore.tap \
+	tests/unit-lib-geometry.tap \
+	tests/unit-lib-wcache.tap \
+	tests/unit-lib-slab.tap \
+	tests/unit-lib-pattern.tap \
+	tests/unit-lib-cutclass.tap \
+	tests/unit-lib-align.tap \
+	tests/unit-lib-aligned-io.tap \
+	tests/unit-lib-stats.tap \
+	tests/unit-lib-params.tap \
+	tests/unit-lib-extents.tap \
+	tests/unit-lib-reclaim.tap \
+	tests/unit-lib-statsread.tap \
+	tests/unit-lib-cutfifo.tap
 check_PROGRAMS += tests/unit/check-lib
 tests_unit_check_lib_SOURCES = \
 	tests/unit/check-lib.c tests/unit/suites.h \
@@ -79,6 +100,9 @@ tests_helpers_libfail_mmap_la_LDFLAGS = -module -avoid-version -shared \
 tests_helpers_libfail_mmap_la_LIBADD = -ldl
 
 # ---- integration tests ----
+
+# The unit tests' wiring: every lib/ suite has its test.
+integration_tests += tests/test-unit-lib-every-suite-runs.sh
 
 # The plugin: parameters, data, alignment, extents, limits, file disks.
 integration_tests += \
