@@ -629,27 +629,11 @@ class KernelPaths:
         self.procs["largeblock-run"] = {"nbdkit": kids.popitem()[1],
                                         "nbdfuse": fuse_pid}
         # The same path over nbdkit null: the ceiling of nbdfuse + loop.
-        null = Server(workdir, "kernel-null", ["null", "%d" % KERNEL_DISK])
-        self.undo.append(null.stop)
-        fuse_dir = os.path.join(workdir, "nullfuse")
-        os.mkdir(fuse_dir)
-        pidfile = os.path.join(workdir, "nullfuse.pid")
-        fuse = subprocess.Popen(["nbdfuse", "-P", pidfile,
-                                 os.path.join(fuse_dir, "disk"), "--unix",
-                                 null.socket], stdin=subprocess.DEVNULL)
-        self.undo.append(lambda: (subprocess.run(["fusermount3", "-u",
-                                                  fuse_dir]),
-                                  fuse.wait(timeout=60)))
-        start = time.monotonic()
-        while not os.path.exists(pidfile):
-            if fuse.poll() is not None or time.monotonic() - start > 30:
-                raise RuntimeError("nbdfuse over nbdkit null did not start")
-            time.sleep(0.01)
-        dev = losetup(os.path.join(fuse_dir, "disk"))
-        self.undo.append(lambda: run_checked(["losetup", "-d", dev]))
-        self.devs["nbdfuse-null"] = dev
-        self.procs["nbdfuse-null"] = {"nbdkit": null.proc.pid,
-                                      "nbdfuse": fuse.pid}
+        self.attach_fuse(workdir, "nbdfuse-null", ["null", "%d" % KERNEL_DISK])
+        # ... and over nbdkit memory: a RAM disk that, like largeblock,
+        # copies each byte once; the ceiling for any RAM disk on it.
+        self.attach_fuse(workdir, "nbdfuse-memory",
+                         ["memory", "%d" % KERNEL_DISK, "allocator=sparse"])
         # A loop device over a tmpfs file: what a user could take instead.
         tmp = tempfile.mkdtemp(prefix="lbbench-kernel.", dir=TMPFS)
         self.undo.append(lambda: shutil.rmtree(tmp, ignore_errors=True))
@@ -660,6 +644,30 @@ class KernelPaths:
         self.undo.append(lambda: run_checked(["losetup", "-d", tdev]))
         self.devs["loop-tmpfs"] = tdev
         self.procs["loop-tmpfs"] = {}
+
+    def attach_fuse(self, workdir, name, server_args):
+        """nbdfuse + loop over an nbdkit of ours, as largeblock-run
+        attaches its own."""
+        server = Server(workdir, "kernel-" + name, server_args)
+        self.undo.append(server.stop)
+        fuse_dir = os.path.join(workdir, name + ".fuse")
+        os.mkdir(fuse_dir)
+        pidfile = os.path.join(workdir, name + ".fuse.pid")
+        fuse = subprocess.Popen(["nbdfuse", "-P", pidfile,
+                                 os.path.join(fuse_dir, "disk"), "--unix",
+                                 server.socket], stdin=subprocess.DEVNULL)
+        self.undo.append(lambda: (subprocess.run(["fusermount3", "-u",
+                                                  fuse_dir]),
+                                  fuse.wait(timeout=60)))
+        start = time.monotonic()
+        while not os.path.exists(pidfile):
+            if fuse.poll() is not None or time.monotonic() - start > 30:
+                raise RuntimeError("nbdfuse over %s did not start" % name)
+            time.sleep(0.01)
+        dev = losetup(os.path.join(fuse_dir, "disk"))
+        self.undo.append(lambda: run_checked(["losetup", "-d", dev]))
+        self.devs[name] = dev
+        self.procs[name] = {"nbdkit": server.proc.pid, "nbdfuse": fuse.pid}
 
     def close(self):
         while self.undo:
@@ -1240,12 +1248,14 @@ def kernel_report(kn):
 
 
 def host_kernel_report(kn):
-    lines = ["fio (libaio, direct, iodepth 32, 2 jobs) on three block "
+    lines = ["fio (libaio, direct, iodepth 32, 2 jobs) on four block "
              "devices with %s sectors: the one `largeblock-run "
              "--attach=loop blksize=16k logical-blksize=16k size=%s` "
              "attaches (nbdfuse + loop), the same nbdfuse + loop over "
-             "`nbdkit null` (the ceiling of that path), and a loop device "
-             "over a tmpfs file (what a user could take instead).  %s "
+             "`nbdkit null` (the ceiling of that path) and over `nbdkit "
+             "memory` (a RAM disk that copies each byte once, as "
+             "largeblock does), and a loop device over a tmpfs file (what "
+             "a user could take instead).  %s "
              "used, %g s per run, %d repetitions interleaved; medians.  "
              "CPU s/GiB is the nbdkit and nbdfuse processes' own time "
              "(user + system) per GiB moved.  %s" % (
@@ -1256,21 +1266,32 @@ def host_kernel_report(kn):
              "How to read it: the gap between the ceiling and loop over "
              "tmpfs is what FUSE and the NBD round trip cost, since "
              "`nbdkit null` does no work; the gap between largeblock-run "
-             "and the ceiling is the plugin's, and its nbdkit CPU beyond "
-             "null's says how much server time that is.", ""]
+             "and the ceiling is the server's, and its nbdkit CPU beyond "
+             "null's says how much server time that is.  On two cores "
+             "fio, the kernel, nbdfuse and nbdkit share, that time comes "
+             "out of the path's throughput; `nbdkit memory` through the "
+             "same path shows what storing the data costs any RAM disk.",
+             ""]
     for c in kn["cells"]:
         s = c["servers"]
         lb, null, tmp = s["largeblock-run"], s["nbdfuse-null"], s["loop-tmpfs"]
+        mem = s.get("nbdfuse-memory")
         lines.append(
             "- %s %s: largeblock-run %.2f of the null ceiling (target >= "
-            "0.90), %.2f of loop over tmpfs; the ceiling itself is %.2f of "
-            "loop over tmpfs.  nbdkit CPU %.3f s/GiB (null %.3f), nbdfuse "
-            "CPU %.3f s/GiB (over null %.3f)." % (
+            "0.90)%s, %.2f of loop over tmpfs; the ceiling itself is %.2f "
+            "of loop over tmpfs.  nbdkit CPU %.3f s/GiB (null %.3f%s), "
+            "nbdfuse CPU %.3f s/GiB (over null %.3f)." % (
                 c["rw"], size_name(c["bs"]), ratio(lb["mibs"], null["mibs"]),
+                "" if mem is None else
+                ", %.2f of nbdkit memory on the same path, which is itself "
+                "%.2f of the ceiling" % (ratio(lb["mibs"], mem["mibs"]),
+                                         ratio(mem["mibs"], null["mibs"])),
                 ratio(lb["mibs"], tmp["mibs"]),
                 ratio(null["mibs"], tmp["mibs"]), lb["nbdkit_cpu_per_gib"],
-                null["nbdkit_cpu_per_gib"], lb["nbdfuse_cpu_per_gib"],
-                null["nbdfuse_cpu_per_gib"]))
+                null["nbdkit_cpu_per_gib"],
+                "" if mem is None else
+                ", memory %.3f" % mem["nbdkit_cpu_per_gib"],
+                lb["nbdfuse_cpu_per_gib"], null["nbdfuse_cpu_per_gib"]))
     lines += ["", "| pattern | bs | path | MiB/s | IOPS | nbdkit CPU s/GiB | "
               "nbdfuse CPU s/GiB | vs null ceiling | vs loop over tmpfs |",
               "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
