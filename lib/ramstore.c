@@ -25,13 +25,15 @@
  *   queues the runs for the reclaim worker (reclaim.h), which gives each
  *   back to the OS with one madvise, outside every lock, and then to its
  *   stripe's allocator under that stripe's write lock: the reply does not
- *   wait for the kernel to free the pages.  Until then the folios count as
- *   allocated; flush, the statistics and a write refused at the memory
- *   limit wait for the worker (lb_reclaim_wait), so what they see is exact.
+ *   wait for the kernel to free the pages.  The folios stop counting as
+ *   allocated (in the disk) before the reply, but count as releasing --
+ *   against memory-limit -- until they are back; flush, the statistics
+ *   and a write refused at the memory limit wait for the worker
+ *   (lb_reclaim_wait), so what they see is exact.
+ * - Counters (allocated, releasing, peak, charged) are atomics.
  * - No request holds two stripe locks at once, so there is no lock order.
  * - Each stripe owns a folio allocator (slab.h) used only under that
  *   stripe's write lock, so allocation takes no lock of its own.
- * - Counters (allocated, peak, charged) are atomics.
  *
  * Memory limit: a write first counts the folios it will create and charges
  * them all at once; if that exceeds the limit it fails with ENOSPC before
@@ -79,10 +81,11 @@ struct ramstore {
   unsigned levels;      /* 1: the root's slots are folios */
   unsigned group_shift; /* log2 of folios per lock group */
   struct node *root;
-  uint64_t limit_folios;    /* 0: unlimited */
-  _Atomic uint64_t charged; /* allocated + reserved + held */
-  _Atomic uint64_t allocated;
-  _Atomic uint64_t held; /* charged by a layer above (ram_charge) */
+  uint64_t limit_folios;      /* 0: unlimited */
+  _Atomic uint64_t charged;   /* allocated + releasing + reserved + held */
+  _Atomic uint64_t allocated; /* folios in the index */
+  _Atomic uint64_t releasing; /* out of the index, memory not back yet */
+  _Atomic uint64_t held;      /* charged by a layer above (ram_charge) */
   _Atomic uint64_t peak;
   _Atomic uint64_t nr_nodes;
   struct lb_reclaim *reclaim; /* NULL: trims give memory back inline */
@@ -309,7 +312,7 @@ give_back_later (void *opaque, const struct lb_reclaim_run *run)
   else
     lb_slab_free_run (&st->slab, run->first, run->nr);
   pthread_rwlock_unlock (&st->lock);
-  atomic_fetch_sub_explicit (&rs->allocated, run->nr, memory_order_relaxed);
+  atomic_fetch_sub_explicit (&rs->releasing, run->nr, memory_order_release);
   uncharge (rs, run->nr);
 }
 
@@ -364,6 +367,8 @@ release_later_locked (struct ramstore *rs, unsigned i, struct release_batch *b,
 static void
 finish_batch (struct ramstore *rs, struct release_batch *b)
 {
+  uint64_t queued = 0;
+
   for (unsigned i = 0; i < NR_STRIPES; i++) {
     if (b->open[i].nr == 0)
       continue;
@@ -375,8 +380,19 @@ finish_batch (struct ramstore *rs, struct release_batch *b)
     close_run_locked (rs, i, b);
     pthread_rwlock_unlock (&rs->stripes[i].lock);
   }
+  for (size_t k = 0; k < b->nr_closed; k++)
+    queued += b->closed[k].nr;
+  /* The folios have left the disk (folios_allocated, the peak) but their
+   * memory is still ours (memory-limit) until the worker gives it back.
+   * releasing grows before allocated shrinks: over_limit_without_
+   * reservations, which reads them in the other order, never counts
+   * these folios zero times. */
+  atomic_fetch_add_explicit (&rs->releasing, queued, memory_order_release);
+  atomic_fetch_sub_explicit (&rs->allocated, queued, memory_order_release);
   if (b->nr_closed > 0 &&
       lb_reclaim_queue (rs->reclaim, b->closed, b->nr_closed) == -1) {
+    atomic_fetch_add_explicit (&rs->allocated, queued, memory_order_release);
+    atomic_fetch_sub_explicit (&rs->releasing, queued, memory_order_release);
     for (size_t k = 0; k < b->nr_closed; k++) {
       struct stripe *st = &rs->stripes[b->closed[k].owner];
 
@@ -540,11 +556,13 @@ over_limit_without_reservations (struct ramstore *rs, uint64_t offset,
    */
   uint64_t allocated = atomic_load_explicit (&rs->allocated,
                                              memory_order_acquire);
+  uint64_t releasing = atomic_load_explicit (&rs->releasing,
+                                             memory_order_acquire);
   uint64_t held = atomic_load_explicit (&rs->held, memory_order_acquire);
   uint64_t absent = 0;
 
   for_each_group (rs, offset, count, count_absent_group, &absent);
-  return allocated + held + absent > rs->limit_folios;
+  return allocated + releasing + held + absent > rs->limit_folios;
 }
 
 static bool

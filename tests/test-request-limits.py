@@ -48,12 +48,11 @@ MAX_REQUEST = 32 * MiB          # the default
 # requests of CHUNK bytes may keep up to 16 * CHUNK resident; plus index
 # nodes and slack.
 RSS_SLACK_KIB = 8 * 1024
-# Under valgrind the RSS is valgrind's too: on a loaded machine its own
-# memory grew by 15-20 MiB across the empty-disk zero (which allocates
-# nothing in the plugin), so the slack there is wider -- still far below
-# the 128 MiB that must go back.
-if os.environ.get("LB_VALGRIND"):
-    RSS_SLACK_KIB = 40 * 1024
+# Under valgrind the RSS is valgrind's as much as the plugin's: on a
+# loaded machine it grew by 15-44 MiB across requests that allocate
+# nothing in the plugin.  There only the data is checked; the plain and
+# ASan runs check the memory.
+RSS_CHECKED = not os.environ.get("LB_VALGRIND")
 
 
 def sample_offsets(end):
@@ -103,7 +102,7 @@ def check_released(s, h, tail, base_kib, what):
         "%s: the part of the last folio beyond the range changed" % what
     h.flush()   # trimmed memory goes back after the reply, before a flush
     rss = s.rss_kib()
-    assert rss <= base_kib + RSS_SLACK_KIB, \
+    assert not RSS_CHECKED or rss <= base_kib + RSS_SLACK_KIB, \
         "%s: RSS %d KiB, baseline %d KiB: the memory was not released" % (
             what, rss, base_kib)
 
@@ -119,7 +118,7 @@ def big_range_release(s, h):
         op(BIG, 0)
         h.flush()
         rss = s.rss_kib()
-        assert rss <= base + RSS_SLACK_KIB, \
+        assert not RSS_CHECKED or rss <= base + RSS_SLACK_KIB, \
             "%s of 4G-4k on an empty disk: RSS %d KiB, baseline %d KiB" % (
                 name, rss, base)
         assert_zeros(h, sample_offsets(BIG), BIG,
@@ -129,7 +128,7 @@ def big_range_release(s, h):
     for seed, name, op in ((100, "trim", h.trim), (1000, "zero", h.zero)):
         tail = write_data(h, seed)
         rss = s.rss_kib()
-        assert rss >= base + 100 * 1024, \
+        assert not RSS_CHECKED or rss >= base + 100 * 1024, \
             "RSS %d KiB after writing 128 MiB, baseline %d KiB: the " \
             "measurement is meaningless" % (rss, base)
         op(BIG, 0)
