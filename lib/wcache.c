@@ -14,16 +14,22 @@
  *   the read lock of one block's stripe at a time (also to read the
  *   durable store, so a cut cannot change a block under a reader); writes,
  *   trims, zeros and flushes take the write lock of one stripe at a time,
- *   and reach the durable store only under it.  No request holds two.
+ *   and reach the durable store only under it; extents hold stripe 0's
+ *   read lock.  No request holds two.
  * - A cut takes every stripe's write lock in index order (under cut_lock,
- *   so cuts are serialized), bumps the generation, resolves every entry
- *   into the durable store and empties the cache.  The generation changes
- *   only under cut_lock, so lb_wcache_cut_once's "unless cut N happened"
- *   test and its cut are atomic with respect to every other cut (FIFO,
- *   power-cut-after, callers of lb_wcache_cut).  A connected store
- *   checks its generation under each stripe lock it takes, so nothing a
- *   stale connection sends reaches the post-cut image.
- * - Counters are relaxed atomics; the cut reports are under cut_lock.
+ *   so cuts are serialized), resolves every entry into the durable store,
+ *   empties the cache, reports the cut (on_cut) and only then bumps the
+ *   generation, so whatever the report publishes (the log line, the
+ *   statsfile) is there before any connection can see the cut.  The
+ *   generation changes only under cut_lock, so lb_wcache_cut_once's
+ *   "unless cut N happened" test and its cut are atomic with respect to
+ *   every other cut (FIFO, power-cut-after, callers of lb_wcache_cut).
+ *   A connected store checks its generation under each stripe lock it
+ *   takes, so nothing a stale connection sends reaches the post-cut
+ *   image.
+ * - Counters are relaxed atomics.  The cut reports are under report_lock,
+ *   which nothing holds while it takes another lock, so on_cut may read
+ *   them.  Lock order: cut_lock, stripes, report_lock.
  * - Memory: bytes_used is reserved (CAS) before a stripe lock is taken,
  *   for the most a block can need, and the unused part given back after;
  *   so the bound is never exceeded and no lock is held while an implicit
@@ -83,6 +89,7 @@ struct wcache {
   _Atomic uint64_t bytes_used, bytes_peak;
   _Atomic uint64_t implicit_flushes, written_through, dirty_blocks;
   pthread_mutex_t cut_lock;
+  pthread_mutex_t report_lock; /* guards last and total only */
   struct lb_cut_report last, total;
   struct stripe stripes[NR_STRIPES];
 };
@@ -750,13 +757,21 @@ wc_extents (struct lb_store *s, uint32_t count, uint64_t offset, bool req_one,
 {
   struct view *v = to_view (s);
   struct wcache *wc = v->wc;
+  int r;
 
+  /* Any one stripe's lock keeps a cut from starting or finishing under
+   * us: the answer is wholly before the cut or an EIO after it.
+   */
+  lock_read (&wc->stripes[0]);
   if (is_stale (v))
-    return stale_error ();
-  if (atomic_load_explicit (&wc->dirty_blocks, memory_order_relaxed))
-    return fn (offset, count, false, opaque);
-  return wc->durable->ops->extents (wc->durable, count, offset, req_one, fn,
-                                    opaque);
+    r = stale_error ();
+  else if (atomic_load_explicit (&wc->dirty_blocks, memory_order_relaxed))
+    r = fn (offset, count, false, opaque);
+  else
+    r = wc->durable->ops->extents (wc->durable, count, offset, req_one, fn,
+                                   opaque);
+  unlock (&wc->stripes[0]);
+  return r;
 }
 
 static void
@@ -780,6 +795,7 @@ destroy_cache (struct wcache *wc)
     pthread_rwlock_destroy (&st->lock);
   }
   pthread_mutex_destroy (&wc->cut_lock);
+  pthread_mutex_destroy (&wc->report_lock);
   wc->durable->ops->destroy (wc->durable);
   free (wc);
 }
@@ -884,7 +900,7 @@ lb_wcache_cut_once (struct lb_store *cache, uint64_t nth,
   tmp = malloc (wc->g->physical_bytes);
   for (unsigned i = 0; i < NR_STRIPES; i++)
     lock_write (&wc->stripes[i]);
-  r->cut = atomic_fetch_add_explicit (&wc->gen, 1, memory_order_release) + 1;
+  r->cut = atomic_load_explicit (&wc->gen, memory_order_relaxed) + 1;
   r->seed = wc->cfg.seed;
   stream = lb_prng_derive (wc->cfg.seed, r->cut);
   for (unsigned i = 0; i < NR_STRIPES; i++) {
@@ -904,14 +920,20 @@ lb_wcache_cut_once (struct lb_store *cache, uint64_t nth,
   unreserve (wc, freed);
   if (wc->durable->ops->flush (wc->durable) == -1)
     ret = -1;
+  pthread_mutex_lock (&wc->report_lock);
   wc->last = *r;
   add_report (&wc->total, r);
+  pthread_mutex_unlock (&wc->report_lock);
+  if (wc->cfg.on_cut)
+    wc->cfg.on_cut (r, wc->cfg.opaque);
+  /* Requests that checked the old generation without a stripe lock are
+   * waiting for one, and check again under it.
+   */
+  atomic_store_explicit (&wc->gen, r->cut, memory_order_release);
   for (unsigned i = NR_STRIPES; i-- > 0;)
     unlock (&wc->stripes[i]);
   pthread_mutex_unlock (&wc->cut_lock);
   free (tmp);
-  if (wc->cfg.on_cut)
-    wc->cfg.on_cut (r, wc->cfg.opaque);
   if (ret == -1)
     errno = EIO;
   return ret;
@@ -936,10 +958,10 @@ lb_wcache_get_stats (struct lb_store *cache, struct lb_wcache_stats *st)
   struct wcache *wc = to_view (cache)->wc;
 
   memset (st, 0, sizeof *st);
-  pthread_mutex_lock (&wc->cut_lock);
+  pthread_mutex_lock (&wc->report_lock);
   st->last = wc->last;
   st->total = wc->total;
-  pthread_mutex_unlock (&wc->cut_lock);
+  pthread_mutex_unlock (&wc->report_lock);
   st->implicit_flushes = atomic_load_explicit (&wc->implicit_flushes,
                                                memory_order_relaxed);
   st->written_through = atomic_load_explicit (&wc->written_through,
@@ -1051,6 +1073,7 @@ lb_wcache_new (struct lb_store *durable, const struct lb_wcache_config *c)
   wc->logical_per_folio = wc->g->physical_bytes >> wc->g->logical_shift;
   wc->entry_bytes = entry_bytes_for (wc->g);
   pthread_mutex_init (&wc->cut_lock, NULL);
+  pthread_mutex_init (&wc->report_lock, NULL);
   for (i = 0; i < NR_STRIPES; i++) {
     struct stripe *st = &wc->stripes[i];
 
@@ -1069,6 +1092,7 @@ err:
     pthread_rwlock_destroy (&wc->stripes[i].lock);
   }
   pthread_mutex_destroy (&wc->cut_lock);
+  pthread_mutex_destroy (&wc->report_lock);
   free (wc);
   errno = ENOMEM;
   return NULL;

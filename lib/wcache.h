@@ -66,8 +66,11 @@ struct lb_wcache_config {
   uint64_t seed;
   uint64_t cache_bytes; /* at least lb_wcache_min_bytes (geometry) */
   uint64_t cut_after;   /* 0: never; else cut after the Nth write/trim/zero */
-  /* Optional: called after every cut (whoever made it), with no lock
-   * held, from the thread that cut.
+  /* Optional: called after every cut (whoever made it), from the thread
+   * that cut, before any connection can see the cut (EIO, or the
+   * post-cut image): requests wait for it, so it must be quick and must
+   * not read or write through the cache's stores (their usage, and
+   * lb_wcache_get_stats, which already counts this cut, are fine).
    */
   void (*on_cut) (const struct lb_cut_report *r, void *opaque);
   void *opaque;

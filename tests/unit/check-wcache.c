@@ -10,8 +10,9 @@
  * inside a physical block in atomic mode.  The cut's counts match the
  * model, torn mode tears, a seed replays the identical image, connections
  * open at the cut see EIO and new ones the post-cut image, a full cache
- * flushes implicitly, power-cut-after cuts at the Nth request, and a
- * request for cut N cuts once, however many ask for it at once.
+ * flushes implicitly, power-cut-after cuts at the Nth request, a
+ * request for cut N cuts once, however many ask for it at once, and the
+ * cut is reported before any connection sees it.
  */
 #include <config.h>
 
@@ -21,6 +22,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "suites.h"
 #include "geometry.h"
@@ -558,6 +560,98 @@ START_TEST (test_cut_once_races_cut_once)
 }
 END_TEST
 
+/* The cut's report (the log line and statsfile in the plugin) comes
+ * before any connection can see the cut: a slow on_cut is over, and
+ * counted in the statistics, by the time any request of an open
+ * connection fails with EIO, whichever request it is.
+ */
+enum { WATCH_PREAD, WATCH_PWRITE, WATCH_EXTENTS, WATCH_POWER, NR_WATCHES };
+
+struct report_watch {
+  struct lb_store *cache, *conn;
+  int op; /* WATCH_* */
+  atomic_bool reported, watching;
+  uint64_t cuts_seen_in_report;
+  bool reported_at_eio;
+};
+
+static void
+slow_report (const struct lb_cut_report *r, void *opaque)
+{
+  struct report_watch *w = opaque;
+  struct lb_wcache_stats st;
+
+  lb_wcache_get_stats (w->cache, &st);
+  w->cuts_seen_in_report = st.total.cut;
+  usleep (50 * 1000);
+  atomic_store (&w->reported, true);
+}
+
+static int
+ignore_extent (uint64_t offset, uint64_t length, bool hole, void *opaque)
+{
+  return 0;
+}
+
+static int
+watched_request (struct lb_store *conn, int op)
+{
+  unsigned char buf[4096] = { 2 };
+
+  switch (op) {
+  case WATCH_PREAD: return conn->ops->pread (conn, buf, sizeof buf, 0);
+  case WATCH_PWRITE:
+    return conn->ops->pwrite (conn, buf, sizeof buf, 16384, false);
+  case WATCH_EXTENTS:
+    return conn->ops->extents (conn, 65536, 0, false, ignore_extent, NULL);
+  default: return lb_wcache_check_power (conn);
+  }
+}
+
+static void *
+watch_until_eio (void *arg)
+{
+  struct report_watch *w = arg;
+
+  atomic_store (&w->watching, true);
+  while (watched_request (w->conn, w->op) == 0)
+    ;
+  ck_assert_int_eq (errno, EIO);
+  w->reported_at_eio = atomic_load (&w->reported);
+  return NULL;
+}
+
+START_TEST (test_report_precedes_eio)
+{
+  const struct geo_case *gc = &geos[0];
+  struct lb_wcache_config c = { .mode = LB_CUT_LOSE,
+                                .seed = 3,
+                                .cache_bytes = 1u << 20,
+                                .on_cut = slow_report };
+  struct report_watch w = { .op = _i };
+  unsigned char buf[4096] = { 1 };
+  struct lb_cut_report rep;
+  struct lb_geometry g;
+  pthread_t th;
+
+  c.opaque = &w;
+  test_geometry (&g, gc->size, gc->physical, gc->logical, 32u << 20);
+  w.cache = lb_wcache_new (lb_ramstore_new (&g, 0), &c);
+  ck_assert_ptr_nonnull (w.cache);
+  w.conn = lb_wcache_connect (w.cache);
+  ck_assert_int_eq (w.conn->ops->pwrite (w.conn, buf, 4096, 0, false), 0);
+  ck_assert_int_eq (pthread_create (&th, NULL, watch_until_eio, &w), 0);
+  while (!atomic_load (&w.watching))
+    ;
+  ck_assert_int_eq (lb_wcache_cut (w.cache, &rep), 0);
+  pthread_join (th, NULL);
+  ck_assert (w.reported_at_eio);
+  ck_assert_uint_eq (w.cuts_seen_in_report, 1);
+  w.conn->ops->destroy (w.conn);
+  w.cache->ops->destroy (w.cache);
+}
+END_TEST
+
 /* A memory limit with no room for a cache buffer: writes go through. */
 START_TEST (test_memory_limit_writes_through)
 {
@@ -693,6 +787,7 @@ wcache_suite (void)
   tcase_add_loop_test (tc, test_cut_after_not_after_an_earlier_cut, 0, 2);
   tcase_add_test (tc, test_cut_once_by_number);
   tcase_add_test (tc, test_cut_once_races_cut_once);
+  tcase_add_loop_test (tc, test_report_precedes_eio, 0, NR_WATCHES);
   tcase_add_test (tc, test_memory_limit_writes_through);
   tcase_add_loop_test (tc, test_concurrent_requests_and_cuts, 0, NR_MODES);
   suite_add_tcase (s, tc);
