@@ -115,4 +115,17 @@ stop_server () {
     wait "$pid" 2>/dev/null || :
 }
 
+# detach_loop_of DEV FILE: detach loop device DEV if it is still attached
+# to FILE.  For cleanups: once detached, DEV may be another test's device
+# (tests run in parallel and losetup --find hands out the lowest free one),
+# and detaching that one breaks the other test.
+detach_loop_of () {
+    local back file
+    back=$(losetup -n -O BACK-FILE "$1" 2>/dev/null) || return 0
+    file=$(readlink -m -- "$2")  # losetup shows the absolute path
+    case $back in
+        "$file" | "$file (deleted)") losetup -d "$1" ;;
+    esac
+}
+
 uri_of () { echo "nbd+unix:///?socket=$tmpdir/$1.sock"; }

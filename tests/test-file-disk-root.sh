@@ -132,7 +132,7 @@ loop_block_device () {
     local loop
     loop=$(losetup --find --show --sector-size 4096 "$tmpdir/backing.img") ||
         fail "losetup failed"
-    cleanup_fn "losetup -d '$loop'"
+    cleanup_fn "detach_loop_of '$loop' '$tmpdir/backing.img'"
 
     local out
     out=$("$NBDKIT" -U - "$LARGEBLOCK_PLUGIN" "file=$loop" \
@@ -164,7 +164,7 @@ attach () {
     [ -e "$fuse/disk" ] || fail "nbdfuse did not start"
     dev=$(losetup --find --show --sector-size 16384 --direct-io=on \
           "$fuse/disk") || fail "losetup on the FUSE file failed"
-    cleanup_fn "losetup -d '$dev' 2>/dev/null"
+    cleanup_fn "detach_loop_of '$dev' '$fuse/disk'"
     [ "$(blockdev --getss "$dev")" = 16384 ] || fail "$dev is not 16k-sector"
 }
 

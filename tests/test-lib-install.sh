@@ -78,7 +78,7 @@ else
                         "$img" 2>losetup.err); then
         echo "16k device part skipped: $(cat losetup.err)"
     else
-        cleanup_fn losetup -d "$loop"
+        cleanup_fn detach_loop_of "$loop" "$img"
         [ "$(blockdev --getss "$loop")" = 16384 ] ||
             fail "$loop does not have 16k sectors"
         LD_LIBRARY_PATH="$libdir" ./ex-shared "$loop" >out 2>&1 ||

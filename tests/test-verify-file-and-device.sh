@@ -48,7 +48,7 @@ elif ! command -v losetup >/dev/null ||
     echo "loop device part skipped: no loop device" \
          "($(cat "$tmpdir/losetup.err" 2>/dev/null))"
 else
-    cleanup_fn losetup -d "$loop"
+    cleanup_fn detach_loop_of "$loop" "$disk"
     run_verify device --write --seed 42 "$loop"
     expect_rc device 0
     json_assert device "r['block_size']['minimum'] == 16384" "not failed" \
@@ -75,7 +75,7 @@ else
     then
         echo "tmpfs loop part skipped: $(cat "$tmpdir/losetup.err")"
     else
-        cleanup_fn losetup -d "$shmloop"
+        cleanup_fn detach_loop_of "$shmloop" "$shmdisk"
         run_verify shm --write --seed 43 "$shmloop"
         expect_rc shm 0
         json_assert shm "r['block_size']['minimum'] == 16384" "not failed" \
