@@ -14,8 +14,8 @@
  *   the read lock of one block's stripe at a time (also to read the
  *   durable store, so a cut cannot change a block under a reader); writes,
  *   trims, zeros and flushes take the write lock of one stripe at a time,
- *   and reach the durable store only under it; extents hold stripe 0's
- *   read lock.  No request holds two.
+ *   and reach the durable store only under it; extents, and connecting,
+ *   hold stripe 0's read lock.  No request holds two.
  * - A cut takes every stripe's write lock in index order (under cut_lock,
  *   so cuts are serialized), resolves every entry into the durable store,
  *   empties the cache, reports the cut (on_cut) and only then bumps the
@@ -392,6 +392,22 @@ static void
 unlock (struct stripe *st)
 {
   pthread_rwlock_unlock (&st->lock);
+}
+
+/* The generation, once any cut in progress is over: a cut has published
+ * its report before it bumps the generation, so a connection made after
+ * the report appeared must not take the old one and go stale at once.
+ * Any one stripe's lock waits the cut out.
+ */
+static uint64_t
+settled_generation (struct wcache *wc)
+{
+  uint64_t gen;
+
+  lock_read (&wc->stripes[0]);
+  gen = atomic_load_explicit (&wc->gen, memory_order_acquire);
+  unlock (&wc->stripes[0]);
+  return gen;
 }
 
 /* ---- writing an entry back ---- */
@@ -948,8 +964,7 @@ lb_wcache_check_power (struct lb_store *conn)
 uint64_t
 lb_wcache_generation (struct lb_store *cache)
 {
-  return atomic_load_explicit (&to_view (cache)->wc->gen,
-                               memory_order_acquire);
+  return settled_generation (to_view (cache)->wc);
 }
 
 void
@@ -1028,7 +1043,7 @@ view_init (struct view *v, struct wcache *wc, bool follows)
   v->store.read_only = wc->durable->read_only;
   v->wc = wc;
   v->follows = follows;
-  v->gen = atomic_load_explicit (&wc->gen, memory_order_acquire);
+  v->gen = settled_generation (wc);
 }
 
 struct lb_store *

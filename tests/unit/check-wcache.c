@@ -563,16 +563,25 @@ END_TEST
 /* The cut's report (the log line and statsfile in the plugin) comes
  * before any connection can see the cut: a slow on_cut is over, and
  * counted in the statistics, by the time any request of an open
- * connection fails with EIO, whichever request it is.
+ * connection fails with EIO, whichever request it is; and a connection
+ * made while the report is being written waits for the cut and sees the
+ * post-cut image, never EIO.
  */
-enum { WATCH_PREAD, WATCH_PWRITE, WATCH_EXTENTS, WATCH_POWER, NR_WATCHES };
+enum {
+  WATCH_PREAD,
+  WATCH_PWRITE,
+  WATCH_EXTENTS,
+  WATCH_POWER,
+  WATCH_CONNECT,
+  NR_WATCHES
+};
 
 struct report_watch {
   struct lb_store *cache, *conn;
   int op; /* WATCH_* */
-  atomic_bool reported, watching;
+  atomic_bool reporting, reported, watching;
   uint64_t cuts_seen_in_report;
-  bool reported_at_eio;
+  bool reported_when_seen;
 };
 
 static void
@@ -581,6 +590,7 @@ slow_report (const struct lb_cut_report *r, void *opaque)
   struct report_watch *w = opaque;
   struct lb_wcache_stats st;
 
+  atomic_store (&w->reporting, true);
   lb_wcache_get_stats (w->cache, &st);
   w->cuts_seen_in_report = st.total.cut;
   usleep (50 * 1000);
@@ -617,7 +627,26 @@ watch_until_eio (void *arg)
   while (watched_request (w->conn, w->op) == 0)
     ;
   ck_assert_int_eq (errno, EIO);
-  w->reported_at_eio = atomic_load (&w->reported);
+  w->reported_when_seen = atomic_load (&w->reported);
+  return NULL;
+}
+
+static void *
+connect_during_report (void *arg)
+{
+  struct report_watch *w = arg;
+  unsigned char buf[4096] = { 2 };
+  struct lb_store *fresh;
+
+  atomic_store (&w->watching, true);
+  while (!atomic_load (&w->reporting))
+    ;
+  fresh = lb_wcache_connect (w->cache);
+  ck_assert_ptr_nonnull (fresh);
+  w->reported_when_seen = atomic_load (&w->reported);
+  ck_assert_int_eq (fresh->ops->pread (fresh, buf, sizeof buf, 0), 0);
+  ck_assert_int_eq (buf[0], 0); /* the unflushed write was lost */
+  fresh->ops->destroy (fresh);
   return NULL;
 }
 
@@ -640,12 +669,16 @@ START_TEST (test_report_precedes_eio)
   ck_assert_ptr_nonnull (w.cache);
   w.conn = lb_wcache_connect (w.cache);
   ck_assert_int_eq (w.conn->ops->pwrite (w.conn, buf, 4096, 0, false), 0);
-  ck_assert_int_eq (pthread_create (&th, NULL, watch_until_eio, &w), 0);
+  ck_assert_int_eq (pthread_create (&th, NULL,
+                                    _i == WATCH_CONNECT ? connect_during_report
+                                                        : watch_until_eio,
+                                    &w),
+                    0);
   while (!atomic_load (&w.watching))
     ;
   ck_assert_int_eq (lb_wcache_cut (w.cache, &rep), 0);
   pthread_join (th, NULL);
-  ck_assert (w.reported_at_eio);
+  ck_assert (w.reported_when_seen);
   ck_assert_uint_eq (w.cuts_seen_in_report, 1);
   w.conn->ops->destroy (w.conn);
   w.cache->ops->destroy (w.cache);
