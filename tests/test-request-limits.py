@@ -90,6 +90,15 @@ def write_data(h, seed):
     return tail
 
 
+def assert_rss_back(s, h, base_kib, what):
+    """After a flush, the RSS is back within slack of base_kib."""
+    h.flush()   # trimmed memory goes back after the reply, before a flush
+    rss = s.rss_kib()
+    assert not RSS_CHECKED or rss <= base_kib + RSS_SLACK_KIB, \
+        "%s: RSS %d KiB, baseline %d KiB: the memory was not released" % (
+            what, rss, base_kib)
+
+
 def check_released(s, h, tail, base_kib, what):
     data_offsets = [off + k * CHUNK for off in DATA_RUNS[::9]
                     for k in range(MiB // CHUNK)]
@@ -100,11 +109,7 @@ def check_released(s, h, tail, base_kib, what):
         "%s: the part of the last folio inside the range is not zero" % what
     assert got[cut:] == tail[cut:], \
         "%s: the part of the last folio beyond the range changed" % what
-    h.flush()   # trimmed memory goes back after the reply, before a flush
-    rss = s.rss_kib()
-    assert not RSS_CHECKED or rss <= base_kib + RSS_SLACK_KIB, \
-        "%s: RSS %d KiB, baseline %d KiB: the memory was not released" % (
-            what, rss, base_kib)
+    assert_rss_back(s, h, base_kib, what)
 
 
 def big_range_release(s, h):
@@ -116,11 +121,7 @@ def big_range_release(s, h):
     # On an empty disk.
     for name, op in (("trim", h.trim), ("zero", h.zero)):
         op(BIG, 0)
-        h.flush()
-        rss = s.rss_kib()
-        assert not RSS_CHECKED or rss <= base + RSS_SLACK_KIB, \
-            "%s of 4G-4k on an empty disk: RSS %d KiB, baseline %d KiB" % (
-                name, rss, base)
+        assert_rss_back(s, h, base, "%s of 4G-4k on an empty disk" % name)
         assert_zeros(h, sample_offsets(BIG), BIG,
                      "%s of 4G-4k on an empty disk" % name)
 
