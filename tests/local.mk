@@ -99,6 +99,14 @@ tests_helpers_libfail_mmap_la_LDFLAGS = -module -avoid-version -shared \
 	-rpath $(abs_builddir)/tests/helpers
 tests_helpers_libfail_mmap_la_LIBADD = -ldl
 
+# Signals: an LD_PRELOAD shim sending a group signal from a child
+# between fork and its leaving the parent's process group.
+check_LTLIBRARIES += tests/helpers/libgroup-signal-at-fork.la
+tests_helpers_libgroup_signal_at_fork_la_SOURCES = \
+	tests/helpers/group-signal-at-fork.c
+tests_helpers_libgroup_signal_at_fork_la_LDFLAGS = -module -avoid-version \
+	-shared -rpath $(abs_builddir)/tests/helpers
+
 # ---- integration tests ----
 
 # The unit tests' wiring: every lib/ suite has its test.
@@ -157,6 +165,7 @@ integration_tests += \
 	tests/test-run-nbd-xfs.sh \
 	tests/test-run-signal-steps.sh \
 	tests/test-run-signal-ctrl-c.sh \
+	tests/test-run-group-signal-during-mkfs.sh \
 	tests/test-run-signal-soak.sh \
 	tests/test-run-sigkill-cleanup.sh \
 	tests/test-run-crash-xfs.sh \
