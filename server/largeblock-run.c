@@ -8,7 +8,8 @@
  * reverse order.  Children are started, waited for and stopped only
  * through proc.h, whose signal rules make every moment safe to be
  * signalled: SIGINT, SIGTERM and SIGHUP stop the current set-up step
- * and lead to a full teardown, which no further signal interrupts.
+ * and lead to a full teardown, which no further signal interrupts; one
+ * that comes during teardown still sets the exit status.
  * Only PIDs this program started are ever signalled, and only nbd
  * devices whose connection it made are disconnected.  What SIGKILL
  * leaves, --cleanup removes (journal.c).
@@ -316,11 +317,29 @@ teardown (struct run *run)
   return r;
 }
 
+/* What the run exits with: 128 + the first signal caught, whenever it
+ * came -- a signal during teardown does not interrupt it, but still
+ * counts -- else the command's status, or 1 if teardown failed.
+ */
+static int
+exit_status (int status, int signal_before_teardown, int teardown_result)
+{
+  int sig = proc_caught_signal ();
+
+  if (sig && !signal_before_teardown)
+    fprintf (stderr, PROG ": caught signal %d during teardown\n", sig);
+  if (sig)
+    return 128 + sig;
+  if (teardown_result == -1 && status == 0)
+    return 1;
+  return status;
+}
+
 int
 main (int argc, char **argv)
 {
   static struct run run = { .opt = { .attach = "auto", .disks = 1 } };
-  int status = 1;
+  int status = 1, sig_before_teardown, teardown_result;
 
   /* Before anything can start a child: from here on, signals arrive
    * only where proc.h waits. */
@@ -347,12 +366,10 @@ main (int argc, char **argv)
       proc_wait_for_signal ();
     }
   }
-  if (proc_caught_signal () && status == 1)
+  sig_before_teardown = proc_caught_signal ();
+  if (sig_before_teardown && status == 1)
     fprintf (stderr, PROG ": caught signal %d, tearing down\n",
-             proc_caught_signal ());
-  if (proc_caught_signal ())
-    status = 128 + proc_caught_signal ();
-  if (teardown (&run) == -1 && status == 0)
-    status = 1;
-  return status;
+             sig_before_teardown);
+  teardown_result = teardown (&run);
+  return exit_status (status, sig_before_teardown, teardown_result);
 }

@@ -165,6 +165,7 @@ integration_tests += \
 	tests/test-run-nbd-xfs.sh \
 	tests/test-run-signal-steps.sh \
 	tests/test-run-signal-ctrl-c.sh \
+	tests/test-run-signal-in-teardown-sets-status.sh \
 	tests/test-run-group-signal-during-mkfs.sh \
 	tests/test-run-signal-soak.sh \
 	tests/test-run-sigkill-cleanup.sh \
