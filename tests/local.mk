@@ -55,13 +55,15 @@ tests_unit_check_lib_LDADD = lib/libcutclass.la lib/libstatsread.la \
 	lib/libdisk.la lib/libpattern.la \
 	lib/libalignedio.la lib/libcore.la $(CHECK_LIBS)
 
-# ---- unit tests of server/: the process layer, the mkfs command line ----
+# ---- unit tests of server/: the process layer, the mkfs command line,
+# kernel versions ----
 check_PROGRAMS += tests/unit/check-server
 tests_unit_check_server_SOURCES = \
 	tests/unit/check-server.c \
 	tests/unit/check-mkfscmd.c \
 	tests/unit/check-proc.c \
-	server/mkfscmd.c server/proc.c
+	tests/unit/check-kernel-version.c \
+	server/mkfscmd.c server/proc.c server/kernel-version.c
 tests_unit_check_server_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server
 tests_unit_check_server_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CAPNG_CFLAGS)
 tests_unit_check_server_LDADD = lib/libdisk.la lib/libcore.la $(CHECK_LIBS) \
