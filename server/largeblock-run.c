@@ -236,6 +236,23 @@ parse_options (struct run *run, int argc, char **argv)
   return 0;
 }
 
+/* A filesystem the geometry cannot have is refused before anything
+ * starts, in one line rather than mkfs's usage text.
+ */
+static int
+check_mkfs_geometry (const struct run *run)
+{
+  char err[256];
+
+  if (!run->opt.mkfs ||
+      lb_mkfs_check_geometry (run->opt.mkfs, run->geom.logical_bytes,
+                              run->geom.physical_bytes, run->opt.fs_blksize,
+                              err, sizeof err) == 0)
+    return 0;
+  fprintf (stderr, PROG ": %s\n", err);
+  return -1;
+}
+
 /* ---- command ---- */
 
 static void
@@ -350,7 +367,7 @@ main (int argc, char **argv)
     return check_capabilities () == -1 ? 1 : cleanup_dead_runs (&run);
   if (serve_check_params (run.opt.params, run.opt.nr_params, &run.geom,
                           &run.wc) == -1 ||
-      crash_check_options (&run) == -1)
+      check_mkfs_geometry (&run) == -1 || crash_check_options (&run) == -1)
     return 1;
   if (resolve_attach_method (&run) == -1 || check_capabilities () == -1)
     return 1;
