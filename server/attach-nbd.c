@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kernel-version.h"
 #include "kstate.h"
 #include "proc.h"
 #include "run.h"
@@ -120,11 +121,29 @@ connect_nbd (struct run *run, struct disk *d, int n, struct nbd_try *t)
   return owner != 0 ? 1 : 2;
 }
 
+/* A refusal's likely reason, said only where it holds: a logical block
+ * above the page size on a kernel older than 6.15.  "" otherwise.
+ */
+static const char *
+kernel_too_old_hint (const struct run *run, char *buf, size_t len)
+{
+  char release[128];
+
+  if (run->geom.logical_bytes <= (unsigned long) sysconf (_SC_PAGESIZE) ||
+      !kernel_running_older_than (6, 15, release, sizeof release))
+    return "";
+  snprintf (buf, len,
+            " (a logical block size above the page size needs Linux 6.15 "
+            "or later; this is %s)",
+            release);
+  return buf;
+}
+
 static void
 report_nbd_failure (struct run *run, const struct disk *d,
                     const struct nbd_try *t)
 {
-  char how[64];
+  char how[64], hint[256];
 
   if (!run->opt.verbose)
     fputs (t->err, stderr);
@@ -133,11 +152,9 @@ report_nbd_failure (struct run *run, const struct disk *d,
                 "-b %u%s\n",
            proc_status_text (t->status, how, sizeof how), t->dev,
            run->geom.logical_bytes,
-           strcmp (d->dev, t->dev) == 0 ? "; disconnecting it"
-             : run->geom.logical_bytes > (unsigned long) sysconf (_SC_PAGESIZE)
-             ? " (a logical block size above the page size needs Linux 6.15 "
-               "or later)"
-             : "");
+           strcmp (d->dev, t->dev) == 0
+             ? "; disconnecting it"
+             : kernel_too_old_hint (run, hint, sizeof hint));
 }
 
 /* Does nbdN exist (*exists) and has nobody connected it? */

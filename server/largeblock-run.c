@@ -8,7 +8,8 @@
  * reverse order.  Children are started, waited for and stopped only
  * through proc.h, whose signal rules make every moment safe to be
  * signalled: SIGINT, SIGTERM and SIGHUP stop the current set-up step
- * and lead to a full teardown, which no further signal interrupts.
+ * and lead to a full teardown, which no further signal interrupts; one
+ * that comes during teardown still sets the exit status.
  * Only PIDs this program started are ever signalled, and only nbd
  * devices whose connection it made are disconnected.  What SIGKILL
  * leaves, --cleanup removes (journal.c).
@@ -235,6 +236,23 @@ parse_options (struct run *run, int argc, char **argv)
   return 0;
 }
 
+/* A filesystem the geometry cannot have is refused before anything
+ * starts, in one line rather than mkfs's usage text.
+ */
+static int
+check_mkfs_geometry (const struct run *run)
+{
+  char err[256];
+
+  if (!run->opt.mkfs ||
+      lb_mkfs_check_geometry (run->opt.mkfs, run->geom.logical_bytes,
+                              run->geom.physical_bytes, run->opt.fs_blksize,
+                              err, sizeof err) == 0)
+    return 0;
+  fprintf (stderr, PROG ": %s\n", err);
+  return -1;
+}
+
 /* ---- command ---- */
 
 static void
@@ -316,11 +334,29 @@ teardown (struct run *run)
   return r;
 }
 
+/* What the run exits with: 128 + the first signal caught, whenever it
+ * came -- a signal during teardown does not interrupt it, but still
+ * counts -- else the command's status, or 1 if teardown failed.
+ */
+static int
+exit_status (int status, int signal_before_teardown, int teardown_result)
+{
+  int sig = proc_caught_signal ();
+
+  if (sig && !signal_before_teardown)
+    fprintf (stderr, PROG ": caught signal %d during teardown\n", sig);
+  if (sig)
+    return 128 + sig;
+  if (teardown_result == -1 && status == 0)
+    return 1;
+  return status;
+}
+
 int
 main (int argc, char **argv)
 {
   static struct run run = { .opt = { .attach = "auto", .disks = 1 } };
-  int status = 1;
+  int status = 1, sig_before_teardown, teardown_result;
 
   /* Before anything can start a child: from here on, signals arrive
    * only where proc.h waits. */
@@ -331,7 +367,7 @@ main (int argc, char **argv)
     return check_capabilities () == -1 ? 1 : cleanup_dead_runs (&run);
   if (serve_check_params (run.opt.params, run.opt.nr_params, &run.geom,
                           &run.wc) == -1 ||
-      crash_check_options (&run) == -1)
+      check_mkfs_geometry (&run) == -1 || crash_check_options (&run) == -1)
     return 1;
   if (resolve_attach_method (&run) == -1 || check_capabilities () == -1)
     return 1;
@@ -347,12 +383,10 @@ main (int argc, char **argv)
       proc_wait_for_signal ();
     }
   }
-  if (proc_caught_signal () && status == 1)
+  sig_before_teardown = proc_caught_signal ();
+  if (sig_before_teardown && status == 1)
     fprintf (stderr, PROG ": caught signal %d, tearing down\n",
-             proc_caught_signal ());
-  if (proc_caught_signal ())
-    status = 128 + proc_caught_signal ();
-  if (teardown (&run) == -1 && status == 0)
-    status = 1;
-  return status;
+             sig_before_teardown);
+  teardown_result = teardown (&run);
+  return exit_status (status, sig_before_teardown, teardown_result);
 }

@@ -4,6 +4,7 @@ server_largeblock_run_SOURCES = \
 	server/largeblock-run.c server/run.h \
 	server/attach-loop.c server/attach-nbd.c \
 	server/crash.c server/disk.c server/journal.c server/step.c \
+	server/kernel-version.c server/kernel-version.h \
 	server/kstate.c server/kstate.h \
 	server/mkfscmd.c server/mkfscmd.h \
 	server/proc.c server/proc.h \
@@ -31,6 +32,7 @@ bin_PROGRAMS += server/largeblock-vm
 server_largeblock_vm_SOURCES = \
 	server/largeblock-vm.c server/vm.h \
 	server/vm-kernel.c server/vm-guest.c server/vm-qemu.c \
+	server/kernel-version.c server/kernel-version.h \
 	server/proc.c server/proc.h \
 	server/serve.c server/serve.h
 server_largeblock_vm_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server \

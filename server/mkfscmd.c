@@ -11,6 +11,9 @@
 #include "mkfscmd.h"
 
 #define MIN_FS_SECTOR_BYTES 4096u
+/* What mkfs.xfs takes (xfsprogs 6.1: larger values get its usage text). */
+#define XFS_MAX_SECTOR_BYTES 32768u
+#define XFS_MAX_BLOCK_BYTES 65536u
 
 static uint32_t
 at_least_4k (uint32_t bytes)
@@ -25,6 +28,49 @@ lb_mkfs_known (const char *fstype)
     strcmp (fstype, "btrfs") == 0;
 }
 
+/* The XFS block size largeblock-run asks for. */
+static uint64_t
+xfs_block_bytes (uint32_t physical_bytes, uint64_t fs_blksize_bytes)
+{
+  return fs_blksize_bytes ? fs_blksize_bytes : physical_bytes;
+}
+
+/* Where the XFS block size came from, for messages. */
+static const char *
+xfs_block_source (uint64_t fs_blksize_bytes)
+{
+  return fs_blksize_bytes ? "--fs-blksize" : "blksize";
+}
+
+int
+lb_mkfs_check_geometry (const char *fstype, uint32_t logical_bytes,
+                        uint32_t physical_bytes, uint64_t fs_blksize_bytes,
+                        char *err, size_t errlen)
+{
+  uint64_t block_bytes = xfs_block_bytes (physical_bytes, fs_blksize_bytes);
+
+  if (strcmp (fstype, "xfs") != 0)
+    return 0;
+  if (logical_bytes > XFS_MAX_SECTOR_BYTES)
+    return lb_fail (EINVAL, err, errlen,
+                    "--mkfs=xfs: logical-blksize=%" PRIu32
+                    " is above XFS's largest sector size (%u)",
+                    logical_bytes, XFS_MAX_SECTOR_BYTES);
+  if (block_bytes > XFS_MAX_BLOCK_BYTES)
+    return lb_fail (EINVAL, err, errlen,
+                    "--mkfs=xfs: %s=%" PRIu64
+                    " is above XFS's largest block size (%u)",
+                    xfs_block_source (fs_blksize_bytes), block_bytes,
+                    XFS_MAX_BLOCK_BYTES);
+  if (block_bytes < logical_bytes)
+    return lb_fail (EINVAL, err, errlen,
+                    "--mkfs=xfs: %s=%" PRIu64
+                    " is below the sector size, logical-blksize=%" PRIu32,
+                    xfs_block_source (fs_blksize_bytes), block_bytes,
+                    logical_bytes);
+  return 0;
+}
+
 /* The program and its geometry options; returns the argument count. */
 static size_t
 add_geometry_args (struct lb_mkfs_cmd *cmd, const char *fstype,
@@ -36,7 +82,7 @@ add_geometry_args (struct lb_mkfs_cmd *cmd, const char *fstype,
 
   if (strcmp (fstype, "xfs") == 0) {
     snprintf (cmd->blksize_arg, sizeof cmd->blksize_arg, "size=%" PRIu64,
-              fs_blksize_bytes ? fs_blksize_bytes : physical_bytes);
+              xfs_block_bytes (physical_bytes, fs_blksize_bytes));
     snprintf (cmd->sectsize_arg, sizeof cmd->sectsize_arg, "size=%" PRIu32,
               logical_bytes);
     a[n++] = "mkfs.xfs";
@@ -85,6 +131,9 @@ lb_mkfs_cmd_build (struct lb_mkfs_cmd *cmd, const char *fstype,
                     "must be xfs, ext4 or btrfs",
                     fstype);
   }
+  if (lb_mkfs_check_geometry (fstype, logical_bytes, physical_bytes,
+                              fs_blksize_bytes, err, errlen) == -1)
+    return -1;
   n = add_geometry_args (cmd, fstype, logical_bytes, physical_bytes,
                          fs_blksize_bytes);
   if (extra_options) {

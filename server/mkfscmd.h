@@ -4,7 +4,10 @@
  * device's logical block size and block size = fs_blksize (default the
  * physical block size); ext4 block size = fs_blksize (default the larger
  * of 4096 and the logical block size); btrfs sector size = the larger of
- * 4096 and the logical block size.  Pure: builds argv, runs nothing.
+ * 4096 and the logical block size.  Refuses, before anything runs, a
+ * geometry mkfs.xfs would answer with its usage text: sectors above
+ * 32 KiB, blocks above 64 KiB or below the sector size.  Pure: builds
+ * argv, runs nothing.
  *
  * A struct lb_mkfs_cmd belongs to one thread; no locking.
  */
@@ -26,10 +29,19 @@ struct lb_mkfs_cmd {
 /* 1 if fstype is one we can make (xfs, ext4, btrfs), else 0. */
 int lb_mkfs_known (const char *fstype);
 
+/* Can fstype be made with this geometry (fs_blksize_bytes 0: the
+ * default)?  0, or -1 with errno = EINVAL and a one-line message in err
+ * naming the parameter, its value and XFS's limit.
+ */
+int lb_mkfs_check_geometry (const char *fstype, uint32_t logical_bytes,
+                            uint32_t physical_bytes, uint64_t fs_blksize_bytes,
+                            char *err, size_t errlen);
+
 /* Build argv for fstype on device.  fs_blksize_bytes 0 means the default
  * above; extra_options (may be NULL) is split at blanks and added before
  * the device.  Returns 0, or -1 with errno = EINVAL (unknown filesystem,
- * too many options) or ENOMEM and a one-line message in err.
+ * a geometry lb_mkfs_check_geometry refuses, too many options) or
+ * ENOMEM and a one-line message in err.
  */
 int lb_mkfs_cmd_build (struct lb_mkfs_cmd *cmd, const char *fstype,
                        uint32_t logical_bytes, uint32_t physical_bytes,

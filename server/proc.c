@@ -74,9 +74,29 @@ proc_init (void)
   initialised = true;
 }
 
+/* Let the handlers see what is pending now: a signal the kernel holds
+ * for us (blocked) is as caught as one a wait let in, so a step that
+ * ends before its next wait cannot hide it.  Unblocking delivers every
+ * pending one before sigprocmask returns.
+ */
+static void
+take_pending_signals (void)
+{
+  sigset_t pending, saved;
+
+  if (!initialised || sigpending (&pending) == -1)
+    return;
+  if (!sigismember (&pending, SIGINT) && !sigismember (&pending, SIGTERM) &&
+      !sigismember (&pending, SIGHUP))
+    return;
+  sigprocmask (SIG_SETMASK, &while_waiting, &saved);
+  sigprocmask (SIG_SETMASK, &saved, NULL);
+}
+
 int
 proc_caught_signal (void)
 {
+  take_pending_signals ();
   return caught_signal;
 }
 
@@ -176,6 +196,20 @@ close_extra_fds (int keep_fd)
       close (fd);
 }
 
+/* A child that is to lead its own group has just left ours, but a
+ * signal sent to our group before it left (a terminal's Ctrl-C) is
+ * still pending in it, blocked since fork.  Ignoring a signal discards
+ * a pending one: largeblock-run got the same signal, and decides
+ * itself what its helpers get.
+ */
+static void
+discard_group_signals (void)
+{
+  signal (SIGINT, SIG_IGN);
+  signal (SIGTERM, SIG_IGN);
+  signal (SIGHUP, SIG_IGN);
+}
+
 static void
 reset_signals (void)
 {
@@ -209,8 +243,10 @@ static void
 exec_child (const struct proc_spec *spec, int out_pipe, int err_pipe,
             int exec_pipe)
 {
-  if (spec->own_group)
+  if (spec->own_group) {
     setpgid (0, 0);
+    discard_group_signals ();
+  }
   reset_signals ();
   connect_sink (spec->out, out_pipe, STDOUT_FILENO);
   connect_sink (spec->err, err_pipe, STDERR_FILENO);
@@ -293,6 +329,8 @@ proc_spawn (const struct proc_spec *spec, pid_t *pid, int *out_fd, int *err_fd)
   *pid = fork ();
   if (*pid == 0)
     exec_child (spec, out[1], err[1], exec_pipe[1]);
+  if (*pid > 0 && spec->own_group)
+    setpgid (*pid, *pid); /* as the child does: whichever runs first */
   close_fd (&out[1]);
   close_fd (&err[1]);
   if (*pid == -1) {
@@ -305,8 +343,6 @@ proc_spawn (const struct proc_spec *spec, pid_t *pid, int *out_fd, int *err_fd)
     return -1;
   }
   wait_for_exec (exec_pipe);
-  if (spec->own_group)
-    setpgid (*pid, *pid); /* also here: no race with our kill */
   if (out_fd)
     *out_fd = out[0];
   else

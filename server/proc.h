@@ -5,14 +5,16 @@
  * Owns the program's signal state.  proc_init blocks SIGINT, SIGTERM,
  * SIGHUP and SIGCHLD for the rest of the program's life; they are
  * delivered only inside the one function that waits (ppoll with them
- * unblocked), so a signal can never land between a check and a wait and
- * be missed.  The handlers only record the signal.
+ * unblocked) and when proc_caught_signal asks, so a signal can never
+ * land between a check and a wait and be missed.  The handlers only
+ * record the signal.
  *
  * Children start with default dispositions and an empty signal mask.
  * Helpers and daemons run in a process group of their own, so a
  * terminal's Ctrl-C reaches largeblock-run (and the user's command,
  * which stays in ours) but not them: largeblock-run decides what each
- * child gets, and when.
+ * child gets, and when.  Both sides of the fork set the group, and the
+ * child discards a group signal that reached it before it left ours.
  *
  * Single-threaded, like the program.
  */
@@ -52,7 +54,9 @@ struct proc_spec {
 /* Install the handlers and block the signals (see above).  Idempotent. */
 void proc_init (void);
 
-/* The first SIGINT, SIGTERM or SIGHUP caught, or 0. */
+/* The first SIGINT, SIGTERM or SIGHUP caught, or 0.  One that is
+ * pending counts: it is taken now.
+ */
 int proc_caught_signal (void);
 
 /* Start spec->argv.  *pid is set before this returns and before

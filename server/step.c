@@ -58,7 +58,8 @@ run_helper (struct run *run, char *const argv[], enum proc_on_signal on_signal)
   status = proc_wait (&pid, on_signal, -1, NULL, 0);
   if (proc_exited_zero (status))
     return 0;
-  if (status != -1)
+  /* A set-up step a caught signal ended: main says why we stop. */
+  if (status != -1 && !(on_signal == PROC_STOP && proc_caught_signal ()))
     fprintf (stderr, PROG ": %s %s\n", argv[0],
              proc_status_text (status, how, sizeof how));
   return -1;

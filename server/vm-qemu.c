@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "kernel-version.h"
 #include "proc.h"
 #include "vm.h"
 
@@ -264,17 +265,6 @@ find_panic (const struct vm *vm, char *line, size_t len)
   return found;
 }
 
-/* "6.12.118+deb12-cloud-amd64" -> 6, 12. */
-static bool
-kernel_older_than (const char *release, int major, int minor)
-{
-  int ma = 0, mi = 0;
-
-  if (sscanf (release, "%d.%d", &ma, &mi) != 2)
-    return false;
-  return ma < major || (ma == major && mi < minor);
-}
-
 /* The guest kernel would not take the geometry: say which and why. */
 static void
 explain_refusal (const struct vm *vm, const char *fields)
@@ -284,7 +274,7 @@ explain_refusal (const struct vm *vm, const char *fields)
 
   sscanf (fields, "%127s %31s %u %u %u %u", release, dev, &want_l, &want_p,
           &got_l, &got_p);
-  if (want_l > 4096 && kernel_older_than (release, 6, 15))
+  if (want_l > 4096 && kernel_release_older_than (release, 6, 15))
     fprintf (stderr,
              VM_PROG ": guest kernel %s refuses a %u-byte logical block "
                      "size (needs 6.15)\n",

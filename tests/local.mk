@@ -55,13 +55,15 @@ tests_unit_check_lib_LDADD = lib/libcutclass.la lib/libstatsread.la \
 	lib/libdisk.la lib/libpattern.la \
 	lib/libalignedio.la lib/libcore.la $(CHECK_LIBS)
 
-# ---- unit tests of server/: the process layer, the mkfs command line ----
+# ---- unit tests of server/: the process layer, the mkfs command line,
+# kernel versions ----
 check_PROGRAMS += tests/unit/check-server
 tests_unit_check_server_SOURCES = \
 	tests/unit/check-server.c \
 	tests/unit/check-mkfscmd.c \
 	tests/unit/check-proc.c \
-	server/mkfscmd.c server/proc.c
+	tests/unit/check-kernel-version.c \
+	server/mkfscmd.c server/proc.c server/kernel-version.c
 tests_unit_check_server_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server
 tests_unit_check_server_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CAPNG_CFLAGS)
 tests_unit_check_server_LDADD = lib/libdisk.la lib/libcore.la $(CHECK_LIBS) \
@@ -98,6 +100,14 @@ tests_helpers_libfail_mmap_la_SOURCES = tests/helpers/fail-mmap.c
 tests_helpers_libfail_mmap_la_LDFLAGS = -module -avoid-version -shared \
 	-rpath $(abs_builddir)/tests/helpers
 tests_helpers_libfail_mmap_la_LIBADD = -ldl
+
+# Signals: an LD_PRELOAD shim sending a group signal from a child
+# between fork and its leaving the parent's process group.
+check_LTLIBRARIES += tests/helpers/libgroup-signal-at-fork.la
+tests_helpers_libgroup_signal_at_fork_la_SOURCES = \
+	tests/helpers/group-signal-at-fork.c
+tests_helpers_libgroup_signal_at_fork_la_LDFLAGS = -module -avoid-version \
+	-shared -rpath $(abs_builddir)/tests/helpers
 
 # ---- integration tests ----
 
@@ -157,6 +167,8 @@ integration_tests += \
 	tests/test-run-nbd-xfs.sh \
 	tests/test-run-signal-steps.sh \
 	tests/test-run-signal-ctrl-c.sh \
+	tests/test-run-signal-in-teardown-sets-status.sh \
+	tests/test-run-group-signal-during-mkfs.sh \
 	tests/test-run-signal-soak.sh \
 	tests/test-run-sigkill-cleanup.sh \
 	tests/test-run-crash-xfs.sh \

@@ -171,6 +171,16 @@ kill_leftovers () {
 }
 cleanup_fn kill_leftovers
 
+# case_never_reached NAME WHAT: the case's largeblock-run ended (or
+# hung) before it reached WHAT: a failed case, cleaned up after.
+case_never_reached () {
+    lb_wait
+    failures+=("$1: never reached $2 (status $rc)")
+    nr_cases=$((nr_cases + 1))
+    echo "CASE FAILED: $1: never reached $2" >&2
+    kill_leftovers
+}
+
 # check_case NAME EXPECTED_RC: the last case exited with EXPECTED_RC
 # within the hang bound and left nothing.  A failure is recorded in
 # $failures and cleaned up after.  A test's own finding about the case

@@ -1,7 +1,8 @@
 #!/bin/bash
 # largeblock-run: every failure path tears down and leaves nothing:
 # invalid PARAM (plugin's message, nothing attached), unknown --attach
-# method, unknown filesystem, failing mkfs option, failing and killed
+# method, unknown filesystem, an XFS sector size above 32k (refused in
+# one line before anything starts), failing mkfs option, failing and killed
 # COMMAND, SIGTERM to largeblock-run during COMMAND and during mkfs.
 : "${abs_top_srcdir:?run through make check}"
 source "$abs_top_srcdir/tests/functions.sh" || exit 1
@@ -39,6 +40,14 @@ assert_nothing_left
 lbrun --mkfs=zfs size=64M -- true
 [ "$rc" -ne 0 ] || fail "unknown filesystem accepted"
 expect_msg "unknown filesystem"
+assert_nothing_left
+
+# A sector size mkfs.xfs does not take: one line, before anything starts
+# (not mkfs.xfs's usage text).
+lbrun --mkfs=xfs --mount blksize=64k logical-blksize=64k size=512M -- true
+[ "$rc" -eq 1 ] || fail "64k XFS sectors: expected status 1, got $rc"
+[ "$(wc -l <"$run_err")" -eq 1 ] || fail "64k XFS sectors: expected one line"
+expect_msg "largeblock-run: --mkfs=xfs: logical-blksize=65536 is above XFS's largest sector size (32768)"
 assert_nothing_left
 
 lbrun --mkfs=xfs --mkfs-options=--no-such-option --mount size=64M -- true

@@ -186,6 +186,23 @@ expect_msg "largeblock-run: --attach=nbd: nbd-client failed with exit status 1 c
 refute_log "nbd-client -d"
 assert_nothing_left
 
+# Refused with a logical block above the page size: the kernel is
+# blamed (it takes such blocks from Linux 6.15 on) only if it is older.
+reset_fake
+STUB_MODE=refused lbrun --attach=nbd blksize=16k logical-blksize=16k \
+    size=64M -- true
+[ "$rc" -eq 1 ] || fail "refused 16k connection: status $rc"
+expect_msg "largeblock-run: --attach=nbd: nbd-client failed with exit status 1 connecting /dev/nbd1 with -b 16384"
+hint="a logical block size above the page size needs Linux 6.15"
+IFS=. read -r kmajor kminor _ <<<"$(uname -r)"
+kminor=${kminor%%[!0-9]*}
+if (( kmajor < 6 || (kmajor == 6 && kminor < 15) )); then
+    expect_msg "$hint or later; this is $(uname -r))"
+elif grep -qF "$hint" "$run_err"; then
+    fail "Linux $(uname -r) blamed for refusing 16k blocks"
+fi
+assert_nothing_left
+
 # fails_and_disconnects MODE MESSAGE ARGS...: with STUB_MODE=MODE,
 # largeblock-run fails with MESSAGE after connecting /dev/nbd0, which
 # teardown disconnects.

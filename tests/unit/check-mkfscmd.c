@@ -103,6 +103,61 @@ START_TEST (test_too_many_words)
 }
 END_TEST
 
+/* What mkfs.xfs (xfsprogs 6.1) answers with its usage text is refused
+ * in one line, by the check and by the builder; the limits themselves
+ * and other filesystems pass.
+ */
+static const struct {
+  const char *fstype;
+  uint32_t logical, physical;
+  uint64_t fs_blksize;
+  const char *expect; /* "" if accepted */
+} refusals[] = {
+  { "xfs", 65536, 65536, 0,
+    "--mkfs=xfs: logical-blksize=65536 is above XFS's largest sector "
+    "size (32768)" },
+  { "xfs", 32768, 65536, 0, "" },
+  { "xfs", 4096, 131072, 0,
+    "--mkfs=xfs: blksize=131072 is above XFS's largest block size (65536)" },
+  { "xfs", 4096, 131072, 65536, "" },
+  { "xfs", 4096, 4096, 131072,
+    "--mkfs=xfs: --fs-blksize=131072 is above XFS's largest block size "
+    "(65536)" },
+  { "xfs", 16384, 16384, 4096,
+    "--mkfs=xfs: --fs-blksize=4096 is below the sector size, "
+    "logical-blksize=16384" },
+  { "xfs", 512, 512, 512, "" },
+  { "ext4", 65536, 65536, 0, "" },
+  { "btrfs", 65536, 65536, 0, "" },
+};
+
+START_TEST (test_geometry_refused)
+{
+  struct lb_mkfs_cmd cmd;
+  char err[256] = "", built_err[256] = "";
+  int want = refusals[_i].expect[0] ? -1 : 0;
+
+  errno = 0;
+  ck_assert_int_eq (lb_mkfs_check_geometry (refusals[_i].fstype,
+                                            refusals[_i].logical,
+                                            refusals[_i].physical,
+                                            refusals[_i].fs_blksize, err,
+                                            sizeof err),
+                    want);
+  ck_assert_str_eq (err, refusals[_i].expect);
+  if (want == -1)
+    ck_assert_int_eq (errno, EINVAL);
+  ck_assert_int_eq (lb_mkfs_cmd_build (&cmd, refusals[_i].fstype,
+                                       refusals[_i].logical,
+                                       refusals[_i].physical,
+                                       refusals[_i].fs_blksize, NULL, "DEV",
+                                       built_err, sizeof built_err),
+                    want);
+  ck_assert_str_eq (built_err, refusals[_i].expect);
+  lb_mkfs_cmd_free (&cmd);
+}
+END_TEST
+
 Suite *
 mkfscmd_suite (void)
 {
@@ -111,6 +166,8 @@ mkfscmd_suite (void)
 
   tcase_add_loop_test (tc, test_geometry_options, 0,
                        (int) (sizeof cases / sizeof cases[0]));
+  tcase_add_loop_test (tc, test_geometry_refused, 0,
+                       (int) (sizeof refusals / sizeof refusals[0]));
   tcase_add_test (tc, test_extra_options_before_device);
   tcase_add_test (tc, test_unknown_filesystem);
   tcase_add_test (tc, test_too_many_words);

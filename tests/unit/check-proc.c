@@ -1,14 +1,17 @@
 /* largeblock-run: server/proc unit tests, with /bin/sh children.
  *
  * Exit statuses and output come back; children start with default
- * signal handling and, when asked, their own process group; a signal
- * that arrives while nothing waits is held, not lost, and is seen at
- * the next wait, which then stops a set-up step, forwards to a command,
- * or lets a teardown step finish; daemons are stopped even when they
- * ignore SIGTERM.  Check forks each test, so each starts unsignalled.
+ * signal handling and, when asked, their own process group, which a
+ * signal sent to ours before they left it does not follow; a signal
+ * that arrives while nothing waits is held, not lost, and is seen when
+ * asked for or at the next wait, which then stops a set-up step,
+ * forwards to a command, or lets a teardown step finish; daemons are
+ * stopped even when they ignore SIGTERM.  Check forks each test, so each
+ * starts unsignalled.
  */
 #include <config.h>
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -113,10 +116,52 @@ END_TEST
 START_TEST (test_signal_held_until_wait)
 {
   proc_init ();
-  raise (SIGTERM); /* blocked: neither fatal nor seen yet */
-  ck_assert_int_eq (proc_caught_signal (), 0);
+  raise (SIGTERM); /* blocked: not fatal, held for the next wait */
   proc_sleep_ms (10, true);
   ck_assert_int_eq (proc_caught_signal (), SIGTERM);
+}
+END_TEST
+
+START_TEST (test_pending_signal_is_caught)
+{
+  /* A step that ends before its next wait must not hide a signal
+   * that came meanwhile: asking takes it. */
+  proc_init ();
+  raise (SIGHUP);
+  ck_assert_int_eq (proc_caught_signal (), SIGHUP);
+  raise (SIGTERM); /* the first one stays the answer */
+  ck_assert_int_eq (proc_caught_signal (), SIGHUP);
+}
+END_TEST
+
+/* A group signal (Ctrl-C) that reaches a child between fork and its
+ * setpgid, while it is still in our group: raised in the child by an
+ * atfork handler, at exactly that moment.
+ */
+static volatile sig_atomic_t signal_forked_child;
+
+static void
+raise_in_forked_child (void)
+{
+  if (signal_forked_child)
+    raise (SIGINT);
+}
+
+START_TEST (test_group_signal_before_setpgid_discarded)
+{
+  char *argv[] = { "/bin/sh", "-c", "exit 0", NULL };
+  struct proc_spec spec = { .argv = argv, .own_group = true };
+  int status;
+  pid_t pid;
+
+  proc_init ();
+  pthread_atfork (NULL, NULL, raise_in_forked_child);
+  signal_forked_child = 1;
+  ck_assert_int_eq (proc_spawn (&spec, &pid, NULL, NULL), 0);
+  signal_forked_child = 0;
+  status = proc_wait (&pid, PROC_STOP, -1, NULL, 0);
+  ck_assert_msg (proc_exited_zero (status),
+                 "the helper got the group's signal: status %#x", status);
 }
 END_TEST
 
@@ -340,6 +385,8 @@ proc_suite (void)
   tcase_add_test (tc, test_own_process_group);
   tcase_add_test (tc, test_child_signals_default);
   tcase_add_test (tc, test_signal_held_until_wait);
+  tcase_add_test (tc, test_pending_signal_is_caught);
+  tcase_add_test (tc, test_group_signal_before_setpgid_discarded);
   tcase_add_test (tc, test_signal_stops_setup_step);
   tcase_add_test (tc, test_signal_stops_whole_group);
   tcase_add_test (tc, test_teardown_step_finishes);

@@ -1,6 +1,7 @@
-/* largeblock-run: runs the server/ Check suites (the process layer and
- * the mkfs command builder); exit status is the number of failed tests
- * (capped).  CK_TAP_LOG_FILE_NAME=- for TAP (tests/unit-server.tap).
+/* largeblock-run: runs the server/ Check suites (the process layer,
+ * the mkfs command builder, kernel versions); exit status is the
+ * number of failed tests (capped).  CK_TAP_LOG_FILE_NAME=- for TAP
+ * (tests/unit-server.tap).
  */
 #include <config.h>
 
@@ -13,6 +14,7 @@ main (void)
   int failed;
 
   srunner_add_suite (sr, mkfscmd_suite ());
+  srunner_add_suite (sr, kernel_version_suite ());
   srunner_run_all (sr, CK_ENV);
   failed = srunner_ntests_failed (sr);
   srunner_free (sr);

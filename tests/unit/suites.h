@@ -24,6 +24,7 @@ Suite *statsread_suite (void);
 Suite *wcache_suite (void);
 Suite *mkfscmd_suite (void);
 Suite *proc_suite (void);
+Suite *kernel_version_suite (void);
 
 /* A geometry the test asserts is valid (shared by the suites). */
 void test_geometry (struct lb_geometry *g, uint64_t size, uint32_t physical,
