@@ -1,10 +1,12 @@
 /* largeblock-verify: check the block-size conformance and data integrity
  * of an NBD export, a block device or a regular file.
  *
- * main: options, the target's description (target.h), the region, and the
- * report (a human table or JSON) with the exit code.  The probes live in
- * verify-probe.c, the write and verify phases in verify-integrity.c, the
- * report and its lock in report.c.
+ * main: options, a path's claim (target-claim.c: opened once, and with
+ * --write refused when in use), the target's
+ * description (target.h), the region, and the report (a human table or
+ * JSON) with the exit code.  The probes live in verify-probe.c, the
+ * write and verify phases in verify-integrity.c, the report and its lock
+ * in report.c.
  */
 #include <config.h>
 
@@ -61,7 +63,8 @@ usage (FILE *fp)
     "  --help, --version\n"
     "\n"
     "Exit status: 0 ok, 1 non-conformant, 2 data error, 3 usage error,\n"
-    "4 could not run.  See largeblock-verify(1).\n");
+    "4 could not run, 5 refused to write a device in use.\n"
+    "See largeblock-verify(1).\n");
 }
 
 static int
@@ -253,6 +256,7 @@ parse_options (int argc, char **argv, struct verify_opts *o)
   int c;
 
   *o = (struct verify_opts) {
+    .path_fd = -1,
     .connections = 4,
     .depth = 8,
     .rounds = 4,
@@ -556,7 +560,15 @@ main (int argc, char **argv)
   int code;
 
   parse_options (argc, argv, &opts);
-  t = target_open (opts.uri, false, opts.write);
+  if (target_is_path (opts.uri)) {
+    /* Held until the process exits: every target is a dup of it. */
+    switch (target_claim_path (opts.uri, opts.write, &opts.path_fd)) {
+    case TARGET_CLAIM_OK: break;
+    case TARGET_CLAIM_REFUSED: return VERIFY_EXIT_REFUSED;
+    case TARGET_CLAIM_FAILED: return VERIFY_EXIT_FAILURE;
+    }
+  }
+  t = target_open (opts.uri, opts.path_fd, false, opts.write);
   if (!t)
     return VERIFY_EXIT_FAILURE;
   describe_export (t, &ex);

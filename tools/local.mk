@@ -5,6 +5,7 @@ tools_largeblock_verify_SOURCES = \
 	tools/largeblock-verify.c \
 	tools/report.c \
 	tools/report.h \
+	tools/target-claim.c \
 	tools/target-fd.c \
 	tools/target-nbd.c \
 	tools/target.h \
