@@ -189,7 +189,8 @@ integration_tests += \
 	tests/test-verify-file-and-device.sh \
 	tests/test-verify-largeblock-run-device.sh \
 	tests/test-verify-power-cut.sh \
-	tests/test-verify-write-refuses-mounted-device.sh
+	tests/test-verify-write-refuses-mounted-device.sh \
+	tests/test-verify-write-refuses-signatures.sh
 EXTRA_DIST += tests/verify-functions.sh tests/helpers/greet-and-hang-up.py
 
 # The installed library: its ABI, its man pages' examples, and a program

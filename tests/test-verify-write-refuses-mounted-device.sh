@@ -1,9 +1,9 @@
 #!/bin/bash
 # largeblock-verify --write never writes to a mounted block device: on a
 # loop device holding a mounted XFS it exits 5 with one line saying the
-# device is in use, and the filesystem is intact afterwards (it mounts
-# again and a file written before reads back).  --verify-only, which
-# only reads, still runs.  Root only.
+# device is in use, also with --force, and the filesystem is intact
+# afterwards (it mounts again and a file written before reads back).
+# --verify-only, which only reads, still runs.  Root only.
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 source "$abs_top_srcdir/tests/verify-functions.sh"
 
@@ -30,11 +30,14 @@ sync -f "$mnt/before"
 
 # The default region, 64M: enough to reach the file's data if written.
 in_use="largeblock-verify: $loop is in use (mounted or held by another program): refusing to write it"
-run_verify mounted --write "$loop"
-expect_rc mounted 5
-[ "$(cat "$tmpdir/mounted.verr")" = "$in_use" ] ||
-    fail "not the one in-use line: $(cat "$tmpdir/mounted.verr")"
-[ ! -s "$tmpdir/mounted.json" ] || fail "a report was printed"
+for force in "" --force; do
+    name=mounted${force:+-force}
+    run_verify "$name" --write $force "$loop"
+    expect_rc "$name" 5
+    [ "$(cat "$tmpdir/$name.verr")" = "$in_use" ] ||
+        fail "$name: not the one in-use line: $(cat "$tmpdir/$name.verr")"
+    [ ! -s "$tmpdir/$name.json" ] || fail "$name: a report was printed"
+done
 
 # Reading is allowed: the region is XFS metadata, not stamped blocks.
 run_verify read-only --verify-only 1 --size 1M "$loop"

@@ -61,18 +61,19 @@ bool target_is_path (const char *name);
 /* What target_claim_path did. */
 enum target_claim_status {
   TARGET_CLAIM_OK,
-  TARGET_CLAIM_REFUSED, /* in use, or a link to a file */
-  TARGET_CLAIM_FAILED,  /* could not open it */
+  TARGET_CLAIM_REFUSED, /* in use, a signature, or a link to a file */
+  TARGET_CLAIM_FAILED,  /* could not open or probe it */
 };
 
 /* Open path once for the whole run (target-claim.c): read-only, or with
- * write read-write, a block device exclusively (O_EXCL), and never
- * through a symbolic link to anything but a block device.
+ * write read-write, a block device exclusively (O_EXCL), never through a
+ * symbolic link to anything but a block device, and, unless force, only
+ * when libblkid finds no filesystem or partition-table signature on it.
  * On TARGET_CLAIM_OK *fd is the descriptor, O_DIRECT set; otherwise one
  * line has been printed.  Call before any thread starts.
  */
 enum target_claim_status target_claim_path (const char *path, bool write,
-                                            int *fd);
+                                            bool force, int *fd);
 
 /* Open name: a path with target_fd_open on path_fd (its claim), else an
  * NBD URI with target_nbd_open.  Returns NULL after printing one line on
