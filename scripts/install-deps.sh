@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   # build
   build-essential autoconf automake libtool pkg-config perl
-  nbdkit nbdkit-plugin-dev libnbd-dev libcap-ng-dev check
+  nbdkit nbdkit-plugin-dev libnbd-dev libcap-ng-dev libblkid-dev check
   # tests and examples
   libnbd-bin python3-libnbd qemu-utils fio xfsprogs fuse3 util-linux
   e2fsprogs btrfs-progs libcap2-bin nbd-client

@@ -200,7 +200,9 @@ integration_tests += \
 	tests/test-verify-server-hangs-up-named.sh \
 	tests/test-verify-file-and-device.sh \
 	tests/test-verify-largeblock-run-device.sh \
-	tests/test-verify-power-cut.sh
+	tests/test-verify-power-cut.sh \
+	tests/test-verify-write-refuses-mounted-device.sh \
+	tests/test-verify-write-refuses-signatures.sh
 EXTRA_DIST += tests/verify-functions.sh tests/helpers/greet-and-hang-up.py
 
 # The installed library: its ABI, its man pages' examples, and a program

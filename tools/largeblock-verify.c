@@ -1,10 +1,12 @@
 /* largeblock-verify: check the block-size conformance and data integrity
  * of an NBD export, a block device or a regular file.
  *
- * main: options, the target's description (target.h), the region, and the
- * report (a human table or JSON) with the exit code.  The probes live in
- * verify-probe.c, the write and verify phases in verify-integrity.c, the
- * report and its lock in report.c.
+ * main: options, a path's claim (target-claim.c: opened once, and with
+ * --write refused when in use or holding a signature), the target's
+ * description (target.h), the region, and the report (a human table or
+ * JSON) with the exit code.  The probes live in verify-probe.c, the
+ * write and verify phases in verify-integrity.c, the report and its lock
+ * in report.c.
  */
 #include <config.h>
 
@@ -43,6 +45,8 @@ usage (FILE *fp)
     "O_DIRECT.\n"
     "\n"
     "  --write              allow writing (destroys the region's data)\n"
+    "  --force              with --write: overwrite a device or file that\n"
+    "                       holds a filesystem or partition table\n"
     "  --verify-only SEED   only re-check the data a --write run with SEED left\n"
     "  --seed SEED          seed of the write run (default: random, printed)\n"
     "  --offset OFFSET      start of the region (default 0)\n"
@@ -61,7 +65,8 @@ usage (FILE *fp)
     "  --help, --version\n"
     "\n"
     "Exit status: 0 ok, 1 non-conformant, 2 data error, 3 usage error,\n"
-    "4 could not run.  See largeblock-verify(1).\n");
+    "4 could not run, 5 refused to overwrite a device or file in use or\n"
+    "holding a signature.  See largeblock-verify(1).\n");
 }
 
 static int
@@ -129,6 +134,7 @@ parse_power_cut (const char *str)
 
 enum {
   OPT_WRITE = 256,
+  OPT_FORCE,
   OPT_VERIFY_ONLY,
   OPT_SEED,
   OPT_OFFSET,
@@ -148,6 +154,7 @@ enum {
 
 static const struct option long_options[] = {
   { "write", no_argument, NULL, OPT_WRITE },
+  { "force", no_argument, NULL, OPT_FORCE },
   { "verify-only", required_argument, NULL, OPT_VERIFY_ONLY },
   { "seed", required_argument, NULL, OPT_SEED },
   { "offset", required_argument, NULL, OPT_OFFSET },
@@ -200,6 +207,7 @@ parse_option (struct verify_opts *o, int c, bool *seed_given)
 {
   switch (c) {
   case OPT_WRITE: o->write = true; break;
+  case OPT_FORCE: o->force = true; break;
   case OPT_VERIFY_ONLY:
     o->verify_only = *seed_given = true;
     o->seed = parse_u64 ("--verify-only", optarg, 0, UINT64_MAX);
@@ -253,6 +261,7 @@ parse_options (int argc, char **argv, struct verify_opts *o)
   int c;
 
   *o = (struct verify_opts) {
+    .path_fd = -1,
     .connections = 4,
     .depth = 8,
     .rounds = 4,
@@ -273,6 +282,9 @@ parse_options (int argc, char **argv, struct verify_opts *o)
                  "test overwrite the region; pass --write to allow it, or "
                  "--verify-only SEED to only read",
                  o->uri);
+  if (o->force && (!o->write || !target_is_path (o->uri)))
+    usage_error ("--force only applies with --write on a device or file "
+                 "path");
   if (!seed_given)
     o->seed = (uint64_t) time (NULL) * 1000003u ^ (uint64_t) getpid ();
   o->progress = !o->json && isatty (STDERR_FILENO);
@@ -556,7 +568,18 @@ main (int argc, char **argv)
   int code;
 
   parse_options (argc, argv, &opts);
-  t = target_open (opts.uri, false, opts.write);
+  if (target_is_path (opts.uri)) {
+    /* Held until the process exits: every target is a dup of it. */
+    enum target_claim_status claim = target_claim_path (opts.uri, opts.write,
+                                                        opts.force,
+                                                        &opts.path_fd);
+
+    if (claim == TARGET_CLAIM_REFUSED)
+      return VERIFY_EXIT_REFUSED;
+    if (claim == TARGET_CLAIM_FAILED)
+      return VERIFY_EXIT_FAILURE;
+  }
+  t = target_open (opts.uri, opts.path_fd, false, opts.write);
   if (!t)
     return VERIFY_EXIT_FAILURE;
   describe_export (t, &ex);

@@ -5,6 +5,7 @@ tools_largeblock_verify_SOURCES = \
 	tools/largeblock-verify.c \
 	tools/report.c \
 	tools/report.h \
+	tools/target-claim.c \
 	tools/target-fd.c \
 	tools/target-nbd.c \
 	tools/target.h \
@@ -12,9 +13,9 @@ tools_largeblock_verify_SOURCES = \
 	tools/verify-power-cut.c \
 	tools/verify-probe.c \
 	tools/verify.h
-tools_largeblock_verify_CFLAGS = $(AM_CFLAGS) $(LIBNBD_CFLAGS)
+tools_largeblock_verify_CFLAGS = $(AM_CFLAGS) $(LIBNBD_CFLAGS) $(BLKID_CFLAGS)
 tools_largeblock_verify_LDADD = lib/libcutclass.la lib/libpattern.la lib/libalignedio.la \
-	lib/libdisk.la lib/libcore.la $(LIBNBD_LIBS)
+	lib/libdisk.la lib/libcore.la $(LIBNBD_LIBS) $(BLKID_LIBS)
 
 man_MANS += docs/largeblock-verify.1
 EXTRA_DIST += docs/largeblock-verify.pod

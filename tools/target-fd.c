@@ -1,6 +1,12 @@
 /* largeblock-verify: the descriptor target -- a block device or a
  * regular file opened with O_DIRECT.
  *
+ * Every target is a dup of the path's claim (target-claim.c, opened and
+ * checked once by main), never a fresh open of the path: the checks hold
+ * for what is written, and a device's exclusive claim is shared.  The
+ * file description is shared too, which is harmless: every request is a
+ * pread/pwrite at its own offset, and the status flags are set once.
+ *
  * Sizes come from lb_dio_info_get (aligned-io.h).  A device: minimum =
  * its logical block size, preferred = its physical block size, maximum =
  * queue/max_sectors_kb from sysfs (32M when unknown); trim is BLKDISCARD
@@ -212,7 +218,7 @@ static const struct target_ops fd_ops = {
 };
 
 struct target *
-target_fd_open (const char *path, bool write)
+target_fd_open (int claim_fd, const char *path, bool write)
 {
   struct fd_target *ft = calloc (1, sizeof *ft);
   const char *why = NULL;
@@ -223,7 +229,7 @@ target_fd_open (const char *path, bool write)
   }
   ft->t.ops = &fd_ops;
   ft->write = write;
-  ft->fd = open (path, (write ? O_RDWR : O_RDONLY) | O_DIRECT | O_CLOEXEC);
+  ft->fd = fcntl (claim_fd, F_DUPFD_CLOEXEC, 0);
   if (ft->fd == -1)
     why = strerror (errno);
   else if (lb_dio_info_get (ft->fd, &ft->info, ft->err, sizeof ft->err) == -1)

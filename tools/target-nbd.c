@@ -191,8 +191,8 @@ target_is_path (const char *name)
 }
 
 struct target *
-target_open (const char *name, bool strict, bool write)
+target_open (const char *name, int path_fd, bool strict, bool write)
 {
-  return target_is_path (name) ? target_fd_open (name, write)
+  return target_is_path (name) ? target_fd_open (path_fd, name, write)
                                : target_nbd_open (name, strict);
 }

@@ -1,8 +1,9 @@
 /* largeblock-verify: the target -- an NBD export, a block device or a
  * regular file behind one small set of synchronous operations.
  *
- * A target is one connection (NBD) or one open descriptor (O_DIRECT on a
- * device or a file).  The probes and the integrity phase call only these
+ * A target is one connection (NBD) or one descriptor (O_DIRECT on a
+ * device or a file): a dup of the path's claim (target_claim_path), taken
+ * once by main.  The probes and the integrity phase call only these
  * operations, so they never branch on the backend, except where NBD's
  * asynchronous API is used for --depth (target_nbd_handle).  One target is
  * used by one thread at a time; the integrity phase opens one per
@@ -57,10 +58,29 @@ struct target {
  */
 bool target_is_path (const char *name);
 
-/* Open name: a path with target_fd_open, else an NBD URI with
- * target_nbd_open.  Returns NULL after printing one line on failure.
+/* What target_claim_path did. */
+enum target_claim_status {
+  TARGET_CLAIM_OK,
+  TARGET_CLAIM_REFUSED, /* in use, a signature, or a link to a file */
+  TARGET_CLAIM_FAILED,  /* could not open or probe it */
+};
+
+/* Open path once for the whole run (target-claim.c): read-only, or with
+ * write read-write, a block device exclusively (O_EXCL), never through a
+ * symbolic link to anything but a block device, and, unless force, only
+ * when libblkid finds no filesystem or partition-table signature on it.
+ * On TARGET_CLAIM_OK *fd is the descriptor, O_DIRECT set; otherwise one
+ * line has been printed.  Call before any thread starts.
  */
-struct target *target_open (const char *name, bool strict, bool write);
+enum target_claim_status target_claim_path (const char *path, bool write,
+                                            bool force, int *fd);
+
+/* Open name: a path with target_fd_open on path_fd (its claim), else an
+ * NBD URI with target_nbd_open.  Returns NULL after printing one line on
+ * failure.
+ */
+struct target *target_open (const char *name, int path_fd, bool strict,
+                            bool write);
 
 /* NBD: libnbd's client-side checks are off when strict is false. */
 struct target *target_nbd_open (const char *uri, bool strict);
@@ -71,8 +91,10 @@ struct target *target_nbd_open (const char *uri, bool strict);
 struct target *target_nbd_try_open (const char *uri, bool strict, char *err,
                                     size_t errlen);
 
-/* Path: opened O_DIRECT, read-write only when write. */
-struct target *target_fd_open (const char *path, bool write);
+/* Path: a dup of claim_fd, the descriptor target_claim_path opened
+ * (read-write only when write); path names it in messages.
+ */
+struct target *target_fd_open (int claim_fd, const char *path, bool write);
 
 /* The libnbd handle of an NBD target, NULL for any other. */
 struct nbd_handle *target_nbd_handle (struct target *t);

@@ -494,8 +494,8 @@ open_connections (struct run *run)
   if (!run->targets)
     return -1;
   for (unsigned c = 0; c < run->opts->connections; c++)
-    if (!(run->targets[c] = target_open (run->opts->uri, true,
-                                         !run->opts->verify_only)))
+    if (!(run->targets[c] = target_open (run->opts->uri, run->opts->path_fd,
+                                         true, !run->opts->verify_only)))
       return -1;
   return 0;
 }

@@ -100,7 +100,7 @@ reconnect_if_dead (struct probe_ctx *c)
   if (!(*c->t)->ops->is_dead (*c->t))
     return false;
   report_disconnect (c->rep);
-  fresh = target_open (c->opts->uri, false, c->opts->write);
+  fresh = target_open (c->opts->uri, c->opts->path_fd, false, c->opts->write);
   if (fresh) {
     (*c->t)->ops->close (*c->t);
     *c->t = fresh;

@@ -23,6 +23,7 @@ enum {
   VERIFY_EXIT_DATA_ERROR = 2,
   VERIFY_EXIT_USAGE = 3,
   VERIFY_EXIT_FAILURE = 4, /* could not connect or run */
+  VERIFY_EXIT_REFUSED = 5, /* --write on a path in use or with a signature */
 };
 
 /* Buffers are aligned for O_DIRECT: every kernel's memory alignment
@@ -32,7 +33,9 @@ enum {
 
 struct verify_opts {
   const char *uri; /* an NBD URI, or the path of a device or file */
+  int path_fd;     /* a path: its claim (target_claim_path); else -1 */
   bool write;
+  bool force; /* --write over a filesystem or partition table */
   bool verify_only;
   bool json;
   bool progress; /* stderr is a TTY and not --json */
