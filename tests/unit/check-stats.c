@@ -189,6 +189,8 @@ stats_suite (void)
   suite_add_tcase (s, tc);
 
   tc = tcase_create ("json");
+  /* It starts python3, which takes seconds on a loaded machine. */
+  tcase_set_timeout (tc, 60);
   tcase_add_test (tc, test_json_has_every_key_and_value);
   tcase_add_test (tc, test_json_parses);
   tcase_add_test (tc, test_write_error_is_reported);
