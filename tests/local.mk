@@ -119,6 +119,7 @@ integration_tests += \
 	tests/test-power-cut.py \
 	tests/test-power-cut-stress.py \
 	tests/test-power-cut-fifo-cut-n-once.py \
+	tests/test-power-cut-fifo-rules.sh \
 	tests/test-request-limits.py \
 	tests/test-trim-gives-heap-back.py \
 	tests/test-stress-multiconn.py \
