@@ -31,7 +31,8 @@ unit_lib_tests = \
 	tests/unit-lib-extents.tap \
 	tests/unit-lib-reclaim.tap \
 	tests/unit-lib-statsread.tap \
-	tests/unit-lib-cutfifo.tap
+	tests/unit-lib-cutfifo.tap \
+	tests/unit-lib-nbdkitargs.tap
 check_PROGRAMS += tests/unit/check-lib
 tests_unit_check_lib_SOURCES = \
 	tests/unit/check-lib.c tests/unit/suites.h \
@@ -42,6 +43,7 @@ tests_unit_check_lib_SOURCES = \
 	tests/unit/check-extents.c \
 	tests/unit/check-filestore.c \
 	tests/unit/check-geometry.c \
+	tests/unit/check-nbdkitargs.c \
 	tests/unit/check-params.c \
 	tests/unit/check-pattern.c \
 	tests/unit/check-ramstore.c \
