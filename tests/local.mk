@@ -129,6 +129,8 @@ integration_tests += \
 	tests/test-file-disk.py \
 	tests/test-file-disk-shrink-eio.py \
 	tests/test-file-disk-root.sh \
+	tests/test-file-lock-one-writer.sh \
+	tests/test-file-refuses-mounted-device-and-ro-fs.sh \
 	tests/test-stress-file.sh
 
 # The bench's smoke tests drive fio and nbdcopy through every section;
