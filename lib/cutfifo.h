@@ -7,9 +7,12 @@
  * power is cut unless N cuts have already happened, so several parties
  * (a workload, a harness, power-cut-after) that each want "the first
  * cut" ask for "cut 1" and the disk loses power once.  The FIFO is
- * created when missing (mode 0600); an existing path that is not a FIFO is
- * refused.  The server holds it open for reading and writing, so writers
- * come and go without it ever seeing end-of-file.
+ * created when missing (mode 0600) and removed again at close; an existing
+ * path is used only if it is a FIFO, not a symbolic link, owned by the
+ * server's effective uid and not writable by group or others (anyone who
+ * can write to it can cut the power).  The server holds it open for
+ * reading and writing, so writers come and go without it ever seeing
+ * end-of-file.
  *
  * Owns the FIFO's descriptor and one watcher thread.  Lines are handled
  * one at a time on that thread, in the order they were written: "cut"
@@ -43,9 +46,11 @@ typedef void (*lb_cutfifo_complain_fn) (const char *line, void *opaque);
  */
 int lb_cutfifo_parse_line (const char *line, uint64_t *nth);
 
-/* Create (if missing) and open path.  Returns the watcher, not started,
- * or NULL with errno and a one-line message naming power-cut-fifo, the
- * path and the reason in err.
+/* Create (if missing, mode 0600) and open path, refusing an existing path
+ * that breaks the rule above.  Returns the watcher, not started, or NULL
+ * with errno (EPERM: a link, another owner, group/other write; EINVAL:
+ * not a FIFO) and a one-line message naming power-cut-fifo, the path and
+ * the rule in err; a FIFO this call made is removed again on failure.
  */
 struct lb_cutfifo *lb_cutfifo_open (const char *path, lb_cutfifo_cut_fn cut,
                                     lb_cutfifo_complain_fn complain,
@@ -54,8 +59,9 @@ struct lb_cutfifo *lb_cutfifo_open (const char *path, lb_cutfifo_cut_fn cut,
 /* Start the watcher thread.  Returns 0, or -1 with errno and a message. */
 int lb_cutfifo_start (struct lb_cutfifo *w, char *err, size_t errlen);
 
-/* Stop the thread (if started), close the FIFO (which stays on disk), free
- * w.  Waits for a cut in progress.  w may be NULL.
+/* Stop the thread (if started), close the FIFO, remove it if
+ * lb_cutfifo_open made it and the path still names that FIFO (one it found
+ * stays), free w.  Waits for a cut in progress.  w may be NULL.
  */
 void lb_cutfifo_close (struct lb_cutfifo *w);
 

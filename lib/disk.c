@@ -45,8 +45,8 @@ open_file_disk (struct lb_disk *d, struct lb_params *p, char *err,
       lb_params_finish (p, &d->geom, err, errlen) == -1 ||
       lb_file_check_geometry (p->file, &d->file, &d->geom, err, errlen) == -1)
     return -1;
-  d->store = lb_filestore_open (&d->geom, p->file, &d->file, p->direct, err,
-                                errlen);
+  d->store = lb_filestore_open (&d->geom, p->file, &d->file, p->direct,
+                                p->read_only, err, errlen);
   return d->store ? 0 : -1;
 }
 

@@ -34,6 +34,15 @@
  * A backing file that shrank while served: a read reaching past its end
  * fails with EIO (and lb_fault says why); a write there extends the file
  * again, as nbdkit's file plugin does.
+ *
+ * Between servers: the one descriptor of the backing file carries an open
+ * file description lock on the whole file (lock_backing), exclusive when
+ * serving read-write and shared when read-only, taken before the store is
+ * returned and held until it is destroyed; a block device served
+ * read-write is also opened O_EXCL.  The file is opened once per store
+ * (probing and creating use short-lived descriptors of their own, which
+ * take no lock), so no second description of it in this process can
+ * conflict with the lock or drop it.
  */
 #include <config.h>
 
@@ -758,27 +767,79 @@ create_file (const char *path, uint64_t size_bytes, char *err, size_t errlen)
   return 0;
 }
 
+/* Read-write opens of a block device are exclusive (O_EXCL): the kernel
+ * refuses a device that is mounted or held by another exclusive opener.
+ * Read-only ones are not, so that -r servers can share a device.
+ */
 static int
-open_backing (const char *path, bool direct, bool *read_only, char *err,
-              size_t errlen)
+open_backing (const char *path, const struct lb_file_info *info, bool direct,
+              bool read_only, char *err, size_t errlen)
 {
   int flags = O_CLOEXEC | (direct ? O_DIRECT : 0);
-  int fd = open (path, O_RDWR | flags);
+  int fd;
 
-  *read_only = false;
-  if (fd == -1 && (errno == EACCES || errno == EROFS || errno == EPERM)) {
-    fd = open (path, O_RDONLY | flags);
-    *read_only = fd != -1;
-  }
-  if (fd == -1 && direct && errno == EINVAL)
+  if (read_only)
+    flags |= O_RDONLY;
+  else
+    flags |= O_RDWR | (info->is_blockdev ? O_EXCL : 0);
+  fd = open (path, flags);
+  if (fd != -1)
+    return fd;
+  if (errno == EROFS && !read_only)
+    return lb_fail (EROFS, err, errlen,
+                    "file=%s is on a read-only filesystem: serve it with "
+                    "nbdkit -r",
+                    path);
+  if ((errno == EACCES || errno == EPERM) && !read_only)
+    return lb_fail (errno, err, errlen,
+                    "file=%s cannot be opened for writing (%s): serve it "
+                    "with nbdkit -r",
+                    path, strerror (errno));
+  if (errno == EBUSY && info->is_blockdev)
+    return lb_fail (EBUSY, err, errlen,
+                    "file=%s: block device is in use (mounted, or opened "
+                    "exclusively by another program): refusing to write to it",
+                    path);
+  if (errno == EINVAL && direct)
     return lb_fail (EINVAL, err, errlen,
                     "direct=on: the filesystem holding "
                     "file %s does not support O_DIRECT",
                     path);
-  if (fd == -1)
-    return lb_fail (errno, err, errlen, "file %s cannot be opened: %s", path,
-                    strerror (errno));
-  return fd;
+  return lb_fail (errno, err, errlen, "file %s cannot be opened: %s", path,
+                  strerror (errno));
+}
+
+/* An open file description lock on the whole file, held as long as fd's
+ * description is open: exclusive for a read-write server, shared for a
+ * read-only one, so a second server cannot write under a first one's
+ * feet (or its write cache) nor read a file another server is writing.
+ * OFD locks, not POSIX ones: a POSIX lock belongs to the process and
+ * would vanish when any descriptor of the file in this process is closed
+ * (the probe's, or one a library opens), and it would not conflict with
+ * a second open in the same process.  An OFD lock is shared by a forked
+ * child's copy of the descriptor, so it survives nbdkit daemonizing.
+ */
+static int
+lock_backing (int fd, const char *path, bool read_only, char *err,
+              size_t errlen)
+{
+  struct flock fl = {
+    .l_type = read_only ? F_RDLCK : F_WRLCK,
+    .l_whence = SEEK_SET,
+    .l_start = 0,
+    .l_len = 0, /* to the end, however far the file grows */
+  };
+
+  if (fcntl (fd, F_OFD_SETLK, &fl) == 0)
+    return 0;
+  if (errno == EAGAIN || errno == EACCES)
+    return lb_fail (EBUSY, err, errlen,
+                    "file=%s: in use by another server (locked); one "
+                    "server may write a file, or any number may share it "
+                    "read-only (nbdkit -r)",
+                    path);
+  return lb_fail (errno, err, errlen, "file=%s cannot be locked: %s", path,
+                  strerror (errno));
 }
 
 /* The unit O_DIRECT needs for offsets and lengths, and for buffers. */
@@ -862,18 +923,24 @@ filestore_alloc (const struct lb_geometry *g, int fd, bool is_blockdev,
 
 struct lb_store *
 lb_filestore_open (const struct lb_geometry *g, const char *path,
-                   const struct lb_file_info *info, bool direct, char *err,
-                   size_t errlen)
+                   const struct lb_file_info *info, bool direct,
+                   bool read_only, char *err, size_t errlen)
 {
-  bool created = !info->exists, read_only;
+  bool created = !info->exists;
   struct filestore *fs;
   int fd, e;
 
   if (created && create_file (path, g->size_bytes, err, errlen) == -1)
     return NULL;
-  fd = open_backing (path, direct, &read_only, err, errlen);
+  fd = open_backing (path, info, direct, read_only, err, errlen);
   if (fd == -1)
     goto undo_create;
+  if (lock_backing (fd, path, read_only, err, errlen) == -1) {
+    e = errno;
+    close (fd);
+    errno = e;
+    goto undo_create;
+  }
   fs = filestore_alloc (g, fd, info->is_blockdev, direct);
   if (fs == NULL) {
     lb_fail (ENOMEM, err, errlen, "file %s: out of memory", path);

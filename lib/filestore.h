@@ -44,15 +44,22 @@ int lb_file_check_geometry (const char *path, const struct lb_file_info *info,
                             size_t errlen);
 
 /* Open (creating it with g->size_bytes if info says it does not exist)
- * and return the store; g must outlive it.  A file that can only be
- * opened for reading gives a store with read_only set.  direct asks for
- * O_DIRECT, refused with a clear message where the filesystem lacks it.
- * Returns NULL with errno set and a one-line message in err; a file this
- * call created is removed again on failure.
+ * and return the store; g must outlive it.  read_only (nbdkit -r) opens
+ * for reading only and sets the store's read_only.  The file is locked
+ * for the store's life with an open file description lock on the whole
+ * file: shared if read_only, else exclusive; a block device opened for
+ * writing is opened O_EXCL.  direct asks for O_DIRECT, refused with a
+ * clear message where the filesystem lacks it.  Returns NULL with errno
+ * set and a one-line message in err: EBUSY when another server holds a
+ * conflicting lock or the device is mounted or held, EROFS for a
+ * read-only filesystem and EACCES when only reading is allowed (both only
+ * without read_only), ...  A file this call created is removed again on
+ * failure.
  */
 struct lb_store *lb_filestore_open (const struct lb_geometry *g,
                                     const char *path,
                                     const struct lb_file_info *info,
-                                    bool direct, char *err, size_t errlen);
+                                    bool direct, bool read_only, char *err,
+                                    size_t errlen);
 
 #endif /* LARGEBLOCK_FILESTORE_H */

@@ -239,26 +239,47 @@ shift_right (uint64_t v, unsigned n)
   return n >= 64 ? 0 : v >> n;
 }
 
+/* A page or block unit of any size: index <-> index, rounding down
+ * towards a larger unit.  lb_convert passes shifts 0 ... 25 (bytes and
+ * sectors are units too); the public functions check theirs first.
+ */
+static int
+convert_index (uint64_t idx, unsigned from_shift, unsigned to_shift,
+               uint64_t *out)
+{
+  if (to_shift >= from_shift) {
+    *out = shift_right (idx, to_shift - from_shift);
+    return 0;
+  }
+  return shift_left_checked (idx, from_shift - to_shift, out);
+}
+
+static bool
+shift_in_range (unsigned shift)
+{
+  return shift >= LB_SHIFT_MIN && shift <= LB_SHIFT_MAX;
+}
+
 int
 lb_page_to_block (uint64_t page_idx, unsigned page_shift, unsigned block_shift,
                   uint64_t *block_nr)
 {
-  if (block_shift >= page_shift) {
-    *block_nr = shift_right (page_idx, block_shift - page_shift);
-    return 0;
+  if (!shift_in_range (page_shift) || !shift_in_range (block_shift)) {
+    errno = EINVAL;
+    return -1;
   }
-  return shift_left_checked (page_idx, page_shift - block_shift, block_nr);
+  return convert_index (page_idx, page_shift, block_shift, block_nr);
 }
 
 int
 lb_block_to_page (uint64_t block_nr, unsigned block_shift, unsigned page_shift,
                   uint64_t *page_idx)
 {
-  if (page_shift >= block_shift) {
-    *page_idx = shift_right (block_nr, page_shift - block_shift);
-    return 0;
+  if (!shift_in_range (page_shift) || !shift_in_range (block_shift)) {
+    errno = EINVAL;
+    return -1;
   }
-  return shift_left_checked (block_nr, block_shift - page_shift, page_idx);
+  return convert_index (block_nr, block_shift, page_shift, page_idx);
 }
 
 int
@@ -314,6 +335,6 @@ lb_convert (const struct lb_geometry *g, uint64_t value, enum lb_unit from,
     return -1;
   }
   /* Units are powers of two: a block of one unit is a page of another. */
-  return lb_page_to_block (value, (unsigned) from_shift, (unsigned) to_shift,
-                           out);
+  return convert_index (value, (unsigned) from_shift, (unsigned) to_shift,
+                        out);
 }

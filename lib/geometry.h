@@ -147,9 +147,10 @@ lb_bytes_to_logical (const struct lb_geometry *g, uint64_t off_bytes)
  * containing the page; block->page gives the block's first page.  When the
  * block is smaller, page->block gives the page's first block.
  *
- * Both directions return 0 and store the result, or -1 with errno =
- * EOVERFLOW (leaving the result untouched) when it does not fit in 64 bits
- * (only possible when shifting left).
+ * Both directions return 0 and store the result, or -1 leaving the
+ * result untouched: errno = EINVAL when a shift is outside LB_SHIFT_MIN
+ * ... LB_SHIFT_MAX (9 ... 25), EOVERFLOW when the result does not fit in
+ * 64 bits (only possible when shifting left).
  */
 int lb_page_to_block (uint64_t page_idx, unsigned page_shift,
                       unsigned block_shift, uint64_t *block_nr);

@@ -21,6 +21,7 @@ lib_libdisk_la_SOURCES = \
 	lib/disk.c lib/disk.h \
 	lib/extents.c lib/extents.h \
 	lib/filestore.c lib/filestore.h \
+	lib/nbdkitargs.c lib/nbdkitargs.h \
 	lib/params.c lib/params.h \
 	lib/ramstore.c lib/ramstore.h \
 	lib/reclaim.c lib/reclaim.h \

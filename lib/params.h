@@ -37,6 +37,7 @@ struct lb_params {
   const char *statsfile;       /* NULL: none; points into typed[] */
   const char *file;            /* NULL: a RAM disk; points into typed[] */
   bool direct;                 /* file= with O_DIRECT */
+  bool read_only;              /* not a key: nbdkit -r, set by the caller */
   bool keep_capabilities;      /* do not drop capabilities after start */
   bool write_cache_volatile;   /* write-cache=volatile */
   /* The cache's mode, seed (a fresh one unless power-cut-seed= was

@@ -31,7 +31,8 @@ unit_lib_tests = \
 	tests/unit-lib-extents.tap \
 	tests/unit-lib-reclaim.tap \
 	tests/unit-lib-statsread.tap \
-	tests/unit-lib-cutfifo.tap
+	tests/unit-lib-cutfifo.tap \
+	tests/unit-lib-nbdkitargs.tap
 check_PROGRAMS += tests/unit/check-lib
 tests_unit_check_lib_SOURCES = \
 	tests/unit/check-lib.c tests/unit/suites.h \
@@ -42,6 +43,7 @@ tests_unit_check_lib_SOURCES = \
 	tests/unit/check-extents.c \
 	tests/unit/check-filestore.c \
 	tests/unit/check-geometry.c \
+	tests/unit/check-nbdkitargs.c \
 	tests/unit/check-params.c \
 	tests/unit/check-pattern.c \
 	tests/unit/check-ramstore.c \
@@ -129,6 +131,7 @@ integration_tests += \
 	tests/test-power-cut.py \
 	tests/test-power-cut-stress.py \
 	tests/test-power-cut-fifo-cut-n-once.py \
+	tests/test-power-cut-fifo-rules.sh \
 	tests/test-request-limits.py \
 	tests/test-trim-gives-heap-back.py \
 	tests/test-stress-multiconn.py \
@@ -136,6 +139,8 @@ integration_tests += \
 	tests/test-file-disk.py \
 	tests/test-file-disk-shrink-eio.py \
 	tests/test-file-disk-root.sh \
+	tests/test-file-lock-one-writer.sh \
+	tests/test-file-refuses-mounted-device-and-ro-fs.sh \
 	tests/test-stress-file.sh
 
 # The bench's smoke tests drive fio and nbdcopy through every section;

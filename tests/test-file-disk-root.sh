@@ -1,8 +1,6 @@
 #!/bin/bash
-# File disks where the host has to cooperate (root only):
-#  - a file on a read-only filesystem: without -r every connection is
-#    refused with "serve it with nbdkit -r" and the server stays up; with
-#    -r it serves the data read-only;
+# File disks where the host has to cooperate (root only; a read-only
+# filesystem and a mounted device: test-file-refuses-mounted-device-and-ro-fs.sh):
 #  - a file on a full filesystem: writes get ENOSPC, the data written
 #    before is intact and the server keeps answering;
 #  - a file whose reads fail with EIO (nbdkit's error filter behind
@@ -30,37 +28,6 @@ mount_tmpfs () {
     mkdir -p "$1"
     mount -t tmpfs -o "size=$2" lbtest "$1" || fail "cannot mount tmpfs on $1"
     cleanup_fn "umount -l '$1'"
-}
-
-read_only_file () {
-    local dir="$tmpdir/ro"
-    mount_tmpfs "$dir" 8M
-    head -c 1M /dev/urandom >"$dir/disk.img"
-    local want
-    want=$(sha256sum <"$dir/disk.img" | cut -d' ' -f1)
-    mount -o remount,ro "$dir" || fail "cannot remount $dir read-only"
-
-    start_server rw "file=$dir/disk.img" logical-blksize=4k
-    nbdinfo "$(uri_of rw)" >/dev/null 2>&1 &&
-        fail "a read-only file was served to a writable connection"
-    grep -q "largeblock: file $dir/disk.img is read-only: serve it with nbdkit -r" \
-        "$tmpdir/rw.err" || { cat "$tmpdir/rw.err"; fail "no clear read-only error"; }
-    kill -0 "$(cat "$tmpdir/rw.pid")" || fail "the server died"
-
-    "$NBDKIT" -r -f -U "$tmpdir/ro.sock" -P "$tmpdir/ro.pid" \
-        "$LARGEBLOCK_PLUGIN" "file=$dir/disk.img" logical-blksize=4k \
-        2>"$tmpdir/ro.err" &
-    cleanup_fn stop_server $!
-    for _ in $(seq 3000); do [ -s "$tmpdir/ro.pid" ] && break; sleep 0.01; done
-    py "$tmpdir/ro.sock" "$want" <<'EOF' || fail "read-only serving failed"
-import hashlib, sys, nbd
-h = nbd.NBD()
-h.connect_unix(sys.argv[1])
-assert h.is_read_only(), "not read-only"
-assert hashlib.sha256(h.pread(1 << 20, 0)).hexdigest() == sys.argv[2]
-h.shutdown()
-EOF
-    echo "read-only file: refused without -r, served with -r"
 }
 
 full_filesystem () {
@@ -202,7 +169,6 @@ kernel_xfs_survives_restart () {
     echo "kernel: 16k XFS on a file disk mounts and verifies after a restart"
 }
 
-read_only_file
 full_filesystem
 eio_from_host
 loop_block_device

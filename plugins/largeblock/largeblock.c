@@ -1,7 +1,8 @@
 /* largeblock: nbdkit plugin serving a large-block-size RAM or file disk.
  *
  * Thin glue: configuration builds the disk (lib/disk: a RAM store, or a
- * file store for file=, under a volatile write cache for
+ * file store for file=, locked and opened read-only if nbdkit's command
+ * line has -r (lib/nbdkitargs), under a volatile write cache for
  * write-cache=volatile); each connection gets its store from
  * lb_disk_connect (bound to the power generation: after a power cut its
  * requests fail with EIO); each request callback checks the request
@@ -36,6 +37,7 @@
 #include "cutfifo.h"
 #include "disk.h"
 #include "error.h"
+#include "nbdkitargs.h"
 #include "params.h"
 #include "stats.h"
 #include "wcache.h"
@@ -199,9 +201,27 @@ debug_file (const char *path, const struct lb_file_info *f)
     nbdkit_debug ("largeblock: file %s is a block device with %" PRIu32
                   "-byte logical and %" PRIu32 "-byte physical sectors",
                   path, f->dev_logical_bytes, f->dev_physical_bytes);
-  if (disk.store->read_only)
-    nbdkit_debug ("largeblock: file %s is read-only: serving it needs -r",
-                  path);
+  nbdkit_debug ("largeblock: file %s is open %s, locked %s", path,
+                params.read_only ? "read-only (nbdkit -r)" : "read-write",
+                params.read_only ? "shared" : "exclusively");
+}
+
+/* nbdkit tells a plugin about -r only per connection; a file disk must
+ * know before it opens and locks its file (lib/nbdkitargs.h).
+ */
+static void
+find_read_only (void)
+{
+  int r;
+
+  if (params.file == NULL)
+    return;
+  r = lb_nbdkit_self_read_only ();
+  if (r == -1)
+    nbdkit_debug ("largeblock: cannot read nbdkit's command line (%m): "
+                  "serving file %s read-write",
+                  params.file);
+  params.read_only = r == 1;
 }
 
 static int
@@ -212,6 +232,7 @@ largeblock_config_complete (void)
   if (prepare_statsfile () == -1)
     return -1;
   params.wcache.on_cut = log_cut;
+  find_read_only ();
   if (lb_disk_open (&disk, &params, err, sizeof err) == -1) {
     nbdkit_error ("largeblock: %s", err);
     return -1;
@@ -304,7 +325,9 @@ largeblock_dump_plugin (void)
   printf ("largeblock_power_cut_mode=lose,atomic,torn\n");
 }
 
-/* nbdkit tells a plugin about -r only here, per connection. */
+/* nbdkit tells a plugin about -r only here, per connection: a store
+ * opened read-only (find_read_only saw -r) never takes a writer.
+ */
 static void *
 largeblock_open (int readonly)
 {

@@ -3,7 +3,8 @@
  * Probing paths; creating a sparse file of the disk's size; reads and
  * writes against a model; trim and zero (each flag) against the model and
  * the file's allocation; extents that only call whole logical blocks
- * holes; read-only files; and, with direct I/O, unaligned writes from
+ * holes; read-only files; the whole-file lock (one writer or many
+ * readers); and, with direct I/O, unaligned writes from
  * many threads into the same direct I/O units, none of which may be lost
  * to another's read-modify-write, and misaligned requests longer than a
  * bounce window; a request far larger than 64 lock units beside small
@@ -52,9 +53,22 @@ open_disk (struct lb_geometry *g, uint64_t size, uint32_t physical,
 
   test_geometry (g, size, physical, logical, 1 << 20);
   ck_assert_int_eq (lb_file_probe (path, &info, err, sizeof err), 0);
-  s = lb_filestore_open (g, path, &info, direct, err, sizeof err);
+  s = lb_filestore_open (g, path, &info, direct, false, err, sizeof err);
   ck_assert_msg (s != NULL, "%s", err);
   return s;
+}
+
+/* Open the existing path again, read-only or not, as a second server
+ * would: NULL with errno and the message in err if refused.
+ */
+static struct lb_store *
+open_again (const struct lb_geometry *g, bool read_only, char *err,
+            size_t errlen)
+{
+  struct lb_file_info info;
+
+  ck_assert_int_eq (lb_file_probe (path, &info, err, errlen), 0);
+  return lb_filestore_open (g, path, &info, false, read_only, err, errlen);
 }
 
 static uint64_t
@@ -212,22 +226,70 @@ START_TEST (test_partial_hole_is_data)
 }
 END_TEST
 
+/* Without read_only, a file only readable is refused at once with the
+ * way out in the message; with it, the store is read-only.
+ */
 START_TEST (test_read_only_file)
 {
   struct lb_geometry g;
   struct lb_store *s = open_disk (&g, 1 << 20, 4096, 512, false);
-  struct lb_file_info info;
   char err[256];
 
   s->ops->destroy (s);
   if (geteuid () == 0)
     return; /* root opens 0444 files for writing */
   ck_assert_int_eq (chmod (path, 0444), 0);
-  ck_assert_int_eq (lb_file_probe (path, &info, err, sizeof err), 0);
-  s = lb_filestore_open (&g, path, &info, false, err, sizeof err);
+  errno = 0;
+  ck_assert_ptr_null (open_again (&g, false, err, sizeof err));
+  ck_assert_int_eq (errno, EACCES);
+  ck_assert_msg (strstr (err, "serve it with nbdkit -r"), "%s", err);
+  s = open_again (&g, true, err, sizeof err);
   ck_assert_msg (s != NULL, "%s", err);
   ck_assert (s->read_only);
   s->ops->destroy (s);
+}
+END_TEST
+
+/* The whole-file lock: one writer, or any number of readers.  Open file
+ * description locks conflict between two opens in one process as between
+ * two servers, and a refused open changes nothing.
+ */
+START_TEST (test_lock_one_writer_or_many_readers)
+{
+  struct lb_geometry g;
+  struct lb_store *rw = open_disk (&g, 1 << 20, 4096, 512, false);
+  struct lb_store *ro1, *ro2;
+  char err[256], buf[4096], data[4096];
+
+  memset (data, 'A', sizeof data);
+  ck_assert_int_eq (rw->ops->pwrite (rw, data, 4096, 0, false), 0);
+  for (int read_only = 0; read_only <= 1; read_only++) {
+    errno = 0;
+    ck_assert_ptr_null (open_again (&g, read_only, err, sizeof err));
+    ck_assert_int_eq (errno, EBUSY);
+    ck_assert_msg (strstr (err, ": in use by another server (locked)"), "%s",
+                   err);
+    ck_assert_msg (strstr (err, path), "%s", err);
+  }
+  ck_assert_int_eq (rw->ops->pread (rw, buf, 4096, 0), 0);
+  ck_assert_mem_eq (buf, data, 4096);
+  rw->ops->destroy (rw);
+
+  ro1 = open_again (&g, true, err, sizeof err);
+  ck_assert_msg (ro1 != NULL, "%s", err);
+  ro2 = open_again (&g, true, err, sizeof err);
+  ck_assert_msg (ro2 != NULL, "%s", err);
+  ck_assert (ro1->read_only && ro2->read_only);
+  ck_assert_ptr_null (open_again (&g, false, err, sizeof err));
+  ck_assert_int_eq (errno, EBUSY);
+  ro1->ops->destroy (ro1);
+  ck_assert_ptr_null (open_again (&g, false, err, sizeof err));
+  ro2->ops->destroy (ro2);
+
+  /* The last reader gone, a writer may open it again. */
+  rw = open_again (&g, false, err, sizeof err);
+  ck_assert_msg (rw != NULL, "%s", err);
+  rw->ops->destroy (rw);
 }
 END_TEST
 
@@ -282,7 +344,7 @@ START_TEST (test_direct_rmw_loses_nothing)
 
   test_geometry (&g, 1 << 20, 4096, 512, 1 << 20);
   ck_assert_int_eq (lb_file_probe (path, &info, err, sizeof err), 0);
-  s = lb_filestore_open (&g, path, &info, true, err, sizeof err);
+  s = lb_filestore_open (&g, path, &info, true, false, err, sizeof err);
   if (s == NULL && strstr (err, "does not support O_DIRECT"))
     return; /* this filesystem cannot test it */
   ck_assert_msg (s != NULL, "%s", err);
@@ -412,7 +474,7 @@ START_TEST (test_direct_misaligned_spans_windows)
   ck_assert_ptr_nonnull (got);
   test_geometry (&g, size, 4096, 512, 4 << 20);
   ck_assert_int_eq (lb_file_probe (path, &info, err, sizeof err), 0);
-  s = lb_filestore_open (&g, path, &info, true, err, sizeof err);
+  s = lb_filestore_open (&g, path, &info, true, false, err, sizeof err);
   if (s == NULL && strstr (err, "does not support O_DIRECT"))
     goto out; /* this filesystem cannot test it */
   ck_assert_msg (s != NULL, "%s", err);
@@ -476,6 +538,7 @@ filestore_suite (void)
   tcase_add_test (tc, test_trim_zero_and_extents);
   tcase_add_test (tc, test_partial_hole_is_data);
   tcase_add_test (tc, test_read_only_file);
+  tcase_add_test (tc, test_lock_one_writer_or_many_readers);
   tcase_add_test (tc, test_direct_rmw_loses_nothing);
   tcase_add_test (tc, test_big_request_beside_small_ones);
   tcase_add_test (tc, test_direct_misaligned_spans_windows);

@@ -390,6 +390,56 @@ START_TEST (test_translation_overflow)
 }
 END_TEST
 
+/* Shifts outside 9 ... 25 are refused with EINVAL in either position
+ * and either direction, and nothing is stored; the bounds themselves
+ * work.
+ */
+static const unsigned bad_shifts[] = { 0, 8, 26, 64, 200 };
+#define NR_BAD_SHIFTS (sizeof bad_shifts / sizeof bad_shifts[0])
+
+typedef int (*translate_fn) (uint64_t, unsigned, unsigned, uint64_t *);
+
+static void
+assert_einval (translate_fn fn, unsigned from_shift, unsigned to_shift)
+{
+  uint64_t out = 77;
+
+  errno = 0;
+  ck_assert_int_eq (fn (1, from_shift, to_shift, &out), -1);
+  ck_assert_int_eq (errno, EINVAL);
+  ck_assert_uint_eq (out, 77);
+}
+
+START_TEST (test_translation_bad_shift_einval)
+{
+  unsigned bad = bad_shifts[_i];
+
+  for (unsigned good = LB_SHIFT_MIN; good <= LB_SHIFT_MAX; good++) {
+    assert_einval (lb_page_to_block, bad, good);
+    assert_einval (lb_page_to_block, good, bad);
+    assert_einval (lb_block_to_page, bad, good);
+    assert_einval (lb_block_to_page, good, bad);
+  }
+  assert_einval (lb_page_to_block, bad, bad);
+  assert_einval (lb_block_to_page, bad, bad);
+}
+END_TEST
+
+START_TEST (test_translation_shift_bounds)
+{
+  uint64_t v;
+
+  ck_assert_int_eq (lb_page_to_block (1, LB_SHIFT_MAX, LB_SHIFT_MIN, &v), 0);
+  ck_assert_uint_eq (v, 1ull << (LB_SHIFT_MAX - LB_SHIFT_MIN));
+  ck_assert_int_eq (lb_page_to_block (v, LB_SHIFT_MIN, LB_SHIFT_MAX, &v), 0);
+  ck_assert_uint_eq (v, 1);
+  ck_assert_int_eq (lb_block_to_page (1, LB_SHIFT_MAX, LB_SHIFT_MIN, &v), 0);
+  ck_assert_uint_eq (v, 1ull << (LB_SHIFT_MAX - LB_SHIFT_MIN));
+  ck_assert_int_eq (lb_block_to_page (v, LB_SHIFT_MIN, LB_SHIFT_MAX, &v), 0);
+  ck_assert_uint_eq (v, 1);
+}
+END_TEST
+
 /* The Linux brd case the patches fixed: a 4k-page kernel, 16k blocks,
  * 512-byte sectors.  Sector 40 is in block 1 and page 5. */
 START_TEST (test_brd_worked_example)
@@ -567,6 +617,9 @@ geometry_suite (void)
   tcase_add_loop_test (conv, test_translation_overflow, 0,
                        NR_SHIFTS * NR_SHIFTS);
   tcase_add_test (conv, test_brd_worked_example);
+  tcase_add_loop_test (conv, test_translation_bad_shift_einval, 0,
+                       NR_BAD_SHIFTS);
+  tcase_add_test (conv, test_translation_shift_bounds);
   tcase_add_loop_test (rules, test_geometry_make, 0,
                        sizeof make_cases / sizeof make_cases[0]);
   tcase_add_loop_test (conv, test_convert_every_unit_pair, 0,

@@ -46,7 +46,7 @@ static const struct {
   { "reclaim", reclaim_suite },     { "filestore", filestore_suite },
   { "pattern", pattern_suite },     { "aligned_io", aligned_io_suite },
   { "wcache", wcache_suite },       { "cutclass", cutclass_suite },
-  { "cutfifo", cutfifo_suite },
+  { "cutfifo", cutfifo_suite },     { "nbdkitargs", nbdkitargs_suite },
 };
 #define NR_SUITES (sizeof suites / sizeof suites[0])
 

@@ -13,6 +13,7 @@ Suite *cutclass_suite (void);
 Suite *cutfifo_suite (void);
 Suite *extents_suite (void);
 Suite *filestore_suite (void);
+Suite *nbdkitargs_suite (void);
 Suite *geometry_suite (void);
 Suite *params_suite (void);
 Suite *pattern_suite (void);
