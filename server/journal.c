@@ -568,10 +568,12 @@ open_journal (const struct run *run, int dir_fd, const char *path)
 
   fd = openat (dir_fd, JOURNAL,
                O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd == -1) {
-    verbose (run, "%s: no journal (%m): a run starting; left alone", path);
+  if (fd == -1 && errno == ENOENT)
+    verbose (run, "%s: no journal yet: a run starting; left alone", path);
+  else if (fd == -1)
+    verbose (run, "%s: its journal: %m; left alone", path);
+  if (fd == -1)
     return -1;
-  }
   if (fstat (fd, &st) == -1 || !S_ISREG (st.st_mode) ||
       st.st_uid != geteuid () || (st.st_mode & 07777) != 0600) {
     verbose (run,
