@@ -71,6 +71,7 @@ check_PROGRAMS += tests/stress-ramstore
 tests_stress_ramstore_SOURCES = tests/stress-ramstore.c
 tests_stress_ramstore_LDADD = lib/libdisk.la lib/libcore.la
 
+
 # ---- helpers: test-only shared objects (not installed; -rpath makes
 # libtool build a shared object) ----
 
@@ -159,11 +160,13 @@ integration_tests += \
 	tests/test-run-signal-ctrl-c.sh \
 	tests/test-run-signal-soak.sh \
 	tests/test-run-sigkill-cleanup.sh \
+	tests/test-run-cleanup-planted-journal.sh \
 	tests/test-run-crash-xfs.sh \
 	tests/test-run-crash-options.sh \
 	tests/test-run-crash-stages.sh \
 	tests/test-run-docs-cover-every-option.sh
 EXTRA_DIST += tests/run-functions.sh tests/write-remount-verify.sh \
+	tests/cleanup-functions.sh \
 	tests/signal-functions.sh tests/helpers/slow-tool.sh \
 	tests/helpers/crash-workload.py
 
