@@ -165,6 +165,7 @@ integration_tests += \
 	tests/test-run-sigkill-cleanup.sh \
 	tests/test-run-cleanup-planted-journal.sh \
 	tests/test-run-cleanup-symlink-swap.sh \
+	tests/test-run-cleanup-beside-starting-runs.sh \
 	tests/test-run-crash-xfs.sh \
 	tests/test-run-crash-options.sh \
 	tests/test-run-crash-stages.sh \
