@@ -4,8 +4,9 @@
  *
  * Owns the file "journal" in each run's private directory
  * ($TMPDIR/largeblock-run.XXXXXX, mode 0700).  A run writes one line
- * before each step that creates something outside that directory, and
- * one after starting each daemon:
+ * before each step that creates something outside that directory, one
+ * after creating a mount point and one after starting each daemon (the
+ * journal cannot name a pid or an inode before it exists):
  *
  *   owner PID STARTTIME      the largeblock-run process (first line)
  *   proc PID STARTTIME EXE   a daemon it started (nbdkit, nbdfuse)
@@ -17,11 +18,12 @@
  * "journal.new" (O_EXCL, 0600), takes an exclusive open file description
  * lock on it and only then renames it to "journal"; it keeps the lock
  * until it exits (the descriptor is close-on-exec and closed in every
- * child, so no child can hold it).  So a "journal" exists only while
- * locked by its run, or after the run ended; --cleanup takes the same
- * lock without waiting, and a lock it cannot take is a live run.  A lock
- * it does take on a journal no longer linked in the directory belongs to
- * a run that just finished normally.  A directory without a journal is a
+ * child, so no child keeps it: a daemon left running must not make its
+ * dead run look alive).  So a "journal" exists only while locked by
+ * its run, or after the run ended; --cleanup takes the same lock without
+ * waiting, and a lock it cannot take is a live run.  A lock it does take
+ * on a journal no longer linked in the directory belongs to a run that
+ * just finished normally.  A directory without a journal is a
  * run in its first microseconds (or one killed then, which had made
  * nothing yet): it is left alone, never removed.
  *
@@ -586,15 +588,15 @@ open_journal (const struct run *run, int dir_fd, const char *path)
   return fd;
 }
 
-/* Is the locked journal fd still the one named "journal" in dir_fd? */
+/* Is name in dir_fd still the file (or directory) open as fd? */
 static bool
-journal_still_linked (int dir_fd, int fd)
+still_named (int dir_fd, const char *name, int fd)
 {
-  struct stat named, locked;
+  struct stat named, opened;
 
-  return fstat (fd, &locked) == 0 &&
-    fstatat (dir_fd, JOURNAL, &named, AT_SYMLINK_NOFOLLOW) == 0 &&
-    named.st_dev == locked.st_dev && named.st_ino == locked.st_ino;
+  return fstat (fd, &opened) == 0 &&
+    fstatat (dir_fd, name, &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+    named.st_dev == opened.st_dev && named.st_ino == opened.st_ino;
 }
 
 static char *
@@ -635,8 +637,14 @@ clean_run_dir (const struct run *run, int base_fd, const char *base,
              l.dir);
     goto out;
   }
-  if (!journal_still_linked (l.dir_fd, fd)) {
+  if (!still_named (l.dir_fd, JOURNAL, fd)) {
     verbose (run, "%s: its largeblock-run just ended; left alone", l.dir);
+    goto out;
+  }
+  /* The mount table and loop devices name it by path: that path must
+   * still be this directory. */
+  if (!still_named (base_fd, name, l.dir_fd)) {
+    verbose (run, "%s: renamed meanwhile; left alone", l.dir);
     goto out;
   }
   l.journal = read_journal (fd);
