@@ -41,8 +41,8 @@ start_nbdfuse (struct run *run, struct disk *d)
    * for the new one's. */
   unlink (d->fuse_pidfile);
   d->fuse_started = true;
-  return start_daemon (run->opt.verbose, "nbdfuse", argv, d->fuse_pidfile,
-                       false, &d->fuse_pid);
+  return start_noted_daemon (run, "nbdfuse", argv, d->fuse_pidfile, false,
+                             &d->fuse_pid);
 }
 
 static int

@@ -22,6 +22,19 @@
 #include "proc.h"
 #include "run.h"
 
+int
+start_noted_daemon (struct run *run, const char *what, char *const argv[],
+                    const char *pidfile, bool drop_caps, pid_t *pid)
+{
+  if (daemon_spawn (run->opt.verbose, argv, drop_caps, pid) == -1)
+    return -1;
+  journal_note_proc (run, *pid);
+  if (daemon_wait_ready (what, pidfile, pid) == -1)
+    return -1;
+  journal_note_proc (run, *pid); /* if a wrapper exec'd it meanwhile */
+  return 0;
+}
+
 static int
 start_server (struct run *run, struct disk *d)
 {
@@ -37,8 +50,8 @@ start_server (struct run *run, struct disk *d)
     return -1;
   }
   verbose (run, "starting %s on %s", run->opt.nbdkit, d->sock);
-  return start_daemon (run->opt.verbose, "nbdkit", argv, d->server_pidfile,
-                       true, &d->server_pid);
+  return start_noted_daemon (run, "nbdkit", argv, d->server_pidfile, true,
+                             &d->server_pid);
 }
 
 static int
@@ -81,7 +94,7 @@ mount_filesystem (struct run *run, struct disk *d)
   choose_mount_point (run, d);
   if (mkdir (d->mnt, 0755) == 0) {
     d->mnt_is_ours = true;
-    journal_note (run, "mkdir %s", d->mnt);
+    journal_note_mkdir (run, d->mnt);
   }
   else if (errno != EEXIST) {
     fprintf (stderr, PROG ": mkdir %s: %m\n", d->mnt);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "kstate.h"
 
@@ -223,4 +224,47 @@ kstate_is_mounted_from (const char *dir, const char *dev)
     return false;
   q.dev = st.st_rdev;
   return kstate_for_each_mount (matches_query, &q) == 1;
+}
+
+unsigned long long
+kstate_process_start_time (long pid)
+{
+  char path[64], buf[1024], *p;
+  unsigned long long t = 0;
+  FILE *fp;
+  size_t n;
+
+  snprintf (path, sizeof path, "/proc/%ld/stat", pid);
+  fp = fopen (path, "r");
+  if (fp == NULL)
+    return 0;
+  n = fread (buf, 1, sizeof buf - 1, fp);
+  fclose (fp);
+  buf[n] = '\0';
+  p = strrchr (buf, ')'); /* the command name may hold anything */
+  if (p == NULL ||
+      sscanf (p + 1,
+              " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+              "%*u %*u %*d %*d %*d %*d %*d %*d %llu",
+              &t) != 1)
+    return 0;
+  return t;
+}
+
+int
+kstate_process_exe (long pid, char *exe, size_t len)
+{
+  char path[64];
+  ssize_t n;
+
+  snprintf (path, sizeof path, "/proc/%ld/exe", pid);
+  n = readlink (path, exe, len - 1);
+  if (n == -1)
+    return -1;
+  if ((size_t) n == len - 1) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  exe[n] = '\0';
+  return 0;
 }

@@ -1,5 +1,6 @@
 /* largeblock-run: what the kernel says exists -- sysfs block device
- * attributes, loop devices by backing file, and the mount table.
+ * attributes, loop devices by backing file, the mount table, and a
+ * process's identity (start time, executable).
  *
  * Teardown and --cleanup ask these instead of trusting their own
  * records, because a step interrupted by a signal may or may not have
@@ -56,5 +57,17 @@ bool kstate_is_mount_point (const char *dir);
 
 /* Is dir a mount point of block device dev (a path) now? */
 bool kstate_is_mounted_from (const char *dir, const char *dev);
+
+/* The start time of process pid (field 22 of /proc/PID/stat, in clock
+ * ticks since boot); 0 if there is no such process.  With the pid it
+ * names one process for the life of the system: a reused pid starts
+ * later.
+ */
+unsigned long long kstate_process_start_time (long pid);
+
+/* The executable of process pid (/proc/PID/exe) in exe[len]; -1 with
+ * errno set if it cannot be read (no such process, a kernel thread).
+ */
+int kstate_process_exe (long pid, char *exe, size_t len);
 
 #endif /* LARGEBLOCK_RUN_KSTATE_H */

@@ -91,7 +91,9 @@ resolve_attach_method (struct run *run)
 }
 
 /* The private directory, by its canonical path: the mount table and
- * loop devices name files in it that way.
+ * loop devices name files in it that way.  Its locked journal is made
+ * before anything else, so that --cleanup never takes a starting run
+ * for a dead one (journal.c).
  */
 static int
 make_workdir (struct run *run)
@@ -125,6 +127,8 @@ remove_workdir (struct run *run)
 
   if (!run->workdir[0])
     return 0;
+  /* Its lock is held until we exit: a --cleanup that takes it then
+   * finds it unlinked, and leaves the directory to us. */
   snprintf (journal, sizeof journal, "%s/journal", run->workdir);
   unlink (journal);
   if (rmdir (run->workdir) == 0)

@@ -129,6 +129,12 @@ int run_user_command (struct run *run, char *const argv[]);
 /* Check the kernel's logical block size for dev against the geometry. */
 int check_logical_blksize (const struct run *run, const char *dev);
 
+/* disk.c: start_daemon (serve.h), recording the daemon in the journal
+ * the moment it has started, and again once it is ready.
+ */
+int start_noted_daemon (struct run *run, const char *what, char *const argv[],
+                        const char *pidfile, bool drop_caps, pid_t *pid);
+
 /* disk.c: set up disk d (server, attach, mkfs, mount); -1 on failure
  * or a caught signal.  teardown_disk undoes whatever set-up may have
  * done, however far it got; signals do not interrupt it.
@@ -164,7 +170,20 @@ void crash_remove_files (struct run *run);
 void journal_note (const struct run *run, const char *fmt, ...)
   __attribute__ ((format (printf, 2, 3)));
 
-/* journal.c: start the journal in a new private directory. */
+/* journal.c: record a daemon just started (pid, start time and
+ * executable), so that --cleanup can stop it and nothing else.  Call it
+ * again if its executable may have changed (a wrapper that execs).
+ */
+void journal_note_proc (const struct run *run, pid_t pid);
+
+/* journal.c: record a mount point just created, with its identity. */
+void journal_note_mkdir (const struct run *run, const char *dir);
+
+/* journal.c: start the journal in a new private directory: the first
+ * thing a run does once the directory exists.  It stays locked until
+ * the process exits, which is how --cleanup tells a live run.  0, or -1
+ * after saying why.
+ */
 int journal_start (const struct run *run);
 
 /* journal.c: --cleanup.  Returns the exit status. */

@@ -103,8 +103,7 @@ ready_or_dead (void *arg)
 }
 
 int
-start_daemon (bool verbose, const char *what, char *const argv[],
-              const char *pidfile, bool drop_caps, pid_t *pid)
+daemon_spawn (bool verbose, char *const argv[], bool drop_caps, pid_t *pid)
 {
   struct proc_spec spec = {
     .argv = argv,
@@ -112,11 +111,16 @@ start_daemon (bool verbose, const char *what, char *const argv[],
     .drop_caps = drop_caps,
     .out = verbose ? PROC_INHERIT : PROC_DEVNULL,
   };
+
+  return proc_spawn (&spec, pid, NULL, NULL);
+}
+
+int
+daemon_wait_ready (const char *what, const char *pidfile, pid_t *pid)
+{
   struct daemon_start s = { .pidfile = pidfile, .pid = pid };
   int r;
 
-  if (proc_spawn (&spec, pid, NULL, NULL) == -1)
-    return -1;
   r = proc_poll_until (ready_or_dead, &s, START_TIMEOUT_MS, 10, true);
   if (r == 1 && s.died)
     fprintf (stderr, "%s: %s exited before it was ready\n",
@@ -125,4 +129,13 @@ start_daemon (bool verbose, const char *what, char *const argv[],
     fprintf (stderr, "%s: %s not ready after %d s\n",
              program_invocation_short_name, what, START_TIMEOUT_MS / 1000);
   return r == 1 && !s.died ? 0 : -1;
+}
+
+int
+start_daemon (bool verbose, const char *what, char *const argv[],
+              const char *pidfile, bool drop_caps, pid_t *pid)
+{
+  if (daemon_spawn (verbose, argv, drop_caps, pid) == -1)
+    return -1;
+  return daemon_wait_ready (what, pidfile, pid);
 }

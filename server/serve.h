@@ -45,4 +45,12 @@ int serve_nbdkit_argv (char **argv, int max, const char *nbdkit,
 int start_daemon (bool verbose, const char *what, char *const argv[],
                   const char *pidfile, bool drop_caps, pid_t *pid);
 
+/* start_daemon in two halves, for a caller that records the child
+ * between them: daemon_spawn starts it (0, or -1 after saying why);
+ * daemon_wait_ready waits for its pid file as above.
+ */
+int daemon_spawn (bool verbose, char *const argv[], bool drop_caps,
+                  pid_t *pid);
+int daemon_wait_ready (const char *what, const char *pidfile, pid_t *pid);
+
 #endif /* LARGEBLOCK_RUN_SERVE_H */

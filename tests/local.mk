@@ -75,6 +75,10 @@ check_PROGRAMS += tests/stress-ramstore
 tests_stress_ramstore_SOURCES = tests/stress-ramstore.c
 tests_stress_ramstore_LDADD = lib/libdisk.la lib/libcore.la
 
+# The attacker of tests/test-run-cleanup-symlink-swap.sh.
+check_PROGRAMS += tests/helpers/swap-loop
+tests_helpers_swap_loop_SOURCES = tests/helpers/swap-loop.c
+
 # ---- helpers: test-only shared objects (not installed; -rpath makes
 # libtool build a shared object) ----
 
@@ -176,11 +180,15 @@ integration_tests += \
 	tests/test-run-group-signal-during-mkfs.sh \
 	tests/test-run-signal-soak.sh \
 	tests/test-run-sigkill-cleanup.sh \
+	tests/test-run-cleanup-planted-journal.sh \
+	tests/test-run-cleanup-symlink-swap.sh \
+	tests/test-run-cleanup-beside-starting-runs.sh \
 	tests/test-run-crash-xfs.sh \
 	tests/test-run-crash-options.sh \
 	tests/test-run-crash-stages.sh \
 	tests/test-run-docs-cover-every-option.sh
 EXTRA_DIST += tests/run-functions.sh tests/write-remount-verify.sh \
+	tests/cleanup-functions.sh \
 	tests/signal-functions.sh tests/helpers/slow-tool.sh \
 	tests/helpers/crash-workload.py
 

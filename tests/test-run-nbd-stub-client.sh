@@ -271,4 +271,41 @@ lbrun --attach=nbd blksize=2k logical-blksize=512 max-request=2k size=64M -- tru
 expect_msg "largeblock-run: --attach=nbd: max-request 2048 is below the page size"
 refute_log "nbd-client"
 assert_nothing_left
+# SIGKILL while COMMAND runs, then --cleanup: nbd0 is disconnected while
+# the kernel's pid for it is the nbd-client the journal recorded, and
+# left alone once another process has connected it.
+sigkill_then_cleanup () {
+    local pid cmd
+    reset_fake
+    rm -f "$tmpdir/ready"
+    "${fake_ns[@]}" "$LARGEBLOCK_RUN" --attach=nbd size=64M \
+        -- sh -c 'echo $$ >"$TMPDIR/cmd.pid"; touch "$TMPDIR/ready"
+                  exec sleep 60' 2>"$run_err" &
+    pid=$!
+    for (( i=0; i<3000; i++ )); do
+        [ -e "$tmpdir/ready" ] && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.01
+    done
+    [ -e "$tmpdir/ready" ] || { cat "$run_err" >&2; fail "COMMAND never started"; }
+    kill -KILL "$pid"
+    wait "$pid"
+    cmd=$(cat "$tmpdir/cmd.pid")
+    kill -KILL "$cmd"
+    connected nbd0 || fail "the SIGKILLed run left nbd0 unconnected: nothing to prove"
+    [ "${1-}" = reconnected ] && echo 4242 >"$fake/block/nbd0/pid"
+    lbrun_prefix=("${fake_ns[@]}")
+    lbrun --cleanup --verbose
+    [ "$rc" -eq 0 ] || fail "--cleanup after SIGKILL: status $rc"
+}
+sigkill_then_cleanup
+expect_log "nbd-client -d /dev/nbd0"
+assert_disconnected nbd0
+assert_nothing_left
+sigkill_then_cleanup reconnected
+refute_log "nbd-client -d"
+[ "$(cat "$fake/block/nbd0/pid")" = 4242 ] || fail "nbd0, reconnected, was touched"
+rm "$fake/block/nbd0/pid"
+assert_nothing_left
+
 echo "nbd attach logic checked with a stub nbd-client"
