@@ -16,10 +16,14 @@ source "$abs_top_srcdir/tests/signal-functions.sh" || exit 1
 requires mkfs.xfs
 
 # The process left in the mount writes its pid where kill_leftovers (the
-# emergency cleanup) and this test find it: $TMPDIR/cmd.pid.
-BUSY_CMD=(sh -c '(cd "$LARGEBLOCK_MNT" && exec sleep 60) \
-                   </dev/null >/dev/null 2>&1 &
-                 echo $! >"$TMPDIR/cmd.pid"')
+# emergency cleanup) and this test find it: $TMPDIR/cmd.pid.  It writes
+# it once its working directory is in the mount, and COMMAND waits for
+# that, so the mount is busy before COMMAND exits.
+BUSY_CMD=(sh -c 'sh -c '\''cd "$LARGEBLOCK_MNT" &&
+                         echo $$ >"$TMPDIR/cmd.pid.new" &&
+                         mv "$TMPDIR/cmd.pid.new" "$TMPDIR/cmd.pid" &&
+                         exec sleep 60'\'' </dev/null >/dev/null 2>&1 &
+                 while [ ! -s "$TMPDIR/cmd.pid" ]; do sleep 0.05; done')
 
 # wait_for_msg TEXT: until largeblock-run's stderr has TEXT; false if it
 # exited first or 30 s passed.
