@@ -686,6 +686,26 @@ START_TEST (test_report_precedes_eio)
 END_TEST
 
 /* A memory limit with no room for a cache buffer: writes go through. */
+/* One cached block costs what the plugin's man page says
+ * (write-cache-size): 64 + 8 x ceil(logical blocks per block / 64) bytes
+ * of bookkeeping and the block's content; for every pair of sizes.
+ */
+START_TEST (test_min_bytes_is_the_documented_formula)
+{
+  for (unsigned pshift = 9; pshift <= 25; pshift++)
+    for (unsigned lshift = 9; lshift <= 16 && lshift <= pshift; lshift++) {
+      uint64_t per_block = UINT64_C (1) << (pshift - lshift);
+      struct lb_geometry g;
+
+      test_geometry (&g, UINT64_C (1) << pshift, 1u << pshift, 1u << lshift,
+                     32u << 20);
+      ck_assert_uint_eq (lb_wcache_min_bytes (&g),
+                         64 + 8 * ((per_block + 63) / 64) +
+                           (UINT64_C (1) << pshift));
+    }
+}
+END_TEST
+
 START_TEST (test_memory_limit_writes_through)
 {
   const struct geo_case *gc = &geos[0];
@@ -821,6 +841,7 @@ wcache_suite (void)
   tcase_add_test (tc, test_cut_once_by_number);
   tcase_add_test (tc, test_cut_once_races_cut_once);
   tcase_add_loop_test (tc, test_report_precedes_eio, 0, NR_WATCHES);
+  tcase_add_test (tc, test_min_bytes_is_the_documented_formula);
   tcase_add_test (tc, test_memory_limit_writes_through);
   tcase_add_loop_test (tc, test_concurrent_requests_and_cuts, 0, NR_MODES);
   suite_add_tcase (s, tc);
