@@ -666,7 +666,8 @@ struct request {
 };
 
 /* Give e a content buffer: the block's durable content when from_durable,
- * else the buffer as it comes, all zeros (an all-zero entry's content).
+ * else the buffer as it comes, all zeros (an all-zero entry's content, or
+ * a block that is about to be overwritten whole).
  */
 static int
 materialize (struct wcache *wc, struct stripe *st, struct entry *e,
@@ -754,7 +755,8 @@ cache_piece (struct wcache *wc, struct stripe *st, struct entry *e,
     entry_put_data (wc, st, e, NULL);
     e->keep = rq->keep;
   }
-  else if (e->data == NULL && materialize (wc, st, e, created) == -1) {
+  else if (e->data == NULL &&
+           materialize (wc, st, e, created && !whole) == -1) {
     int err = errno;
 
     if (created)
