@@ -772,10 +772,30 @@ cache_piece (struct wcache *wc, struct stripe *st, struct entry *e,
   return 0;
 }
 
+/* Flushes one block's piece may make to find memory: one when the
+ * memory limit leaves no room to cache it, and more while writing it
+ * through finds the limit taken by the cache's own copies (other
+ * connections may cache more between a flush and the retry).
+ */
+#define MAX_FLUSHES_FOR_ROOM 3
+
+/* Could a flush give the memory limit room?  Only the cache's blocks
+ * hold charges; zeroed ones hold none, so this errs towards a useless
+ * flush, which MAX_FLUSHES_FOR_ROOM bounds.
+ */
+static bool
+cache_holds_blocks (struct wcache *wc)
+{
+  return atomic_load_explicit (&wc->dirty_blocks, memory_order_relaxed) > 0;
+}
+
 /* One block's piece, under its stripe's write lock.  The cache bytes the
  * block may need are reserved first (flushing when the cache is full), and
  * what it did not use is given back.  A block that finds the memory limit
- * reached flushes the cache once, then is written through.
+ * reached flushes the cache once, then is written through; a write
+ * through (or a FUA write) that finds the limit reached while the cache
+ * holds blocks flushes it and tries again, so the cache's copies never
+ * make a write fail that would succeed without the cache.
  */
 static int
 do_piece (struct request *rq, uint64_t idx, uint32_t off, uint32_t len)
@@ -783,7 +803,7 @@ do_piece (struct request *rq, uint64_t idx, uint32_t off, uint32_t len)
   struct wcache *wc = rq->v->wc;
   struct stripe *st = stripe_of (wc, idx);
   uint64_t want = wc->entry_bytes + wc->g->physical_bytes, before;
-  bool flushed = false;
+  unsigned flushes = 0;
   int r;
 
 again:
@@ -801,22 +821,26 @@ again:
   else if ((r = cache_piece (wc, st, lookup (st, idx), rq, idx, off, len)) ==
              -1 &&
            errno == ENOSPC) {
-    if (!flushed) {
-      unreserve (wc, want + before - entry_cost (wc, lookup (st, idx)));
-      unlock (st);
-      atomic_fetch_add_explicit (&wc->implicit_flushes, 1,
-                                 memory_order_relaxed);
-      if (flush_all (rq->v) == -1)
-        return -1;
-      flushed = true;
-      goto again;
-    }
+    if (flushes == 0)
+      goto flush_for_room;
     atomic_fetch_add_explicit (&wc->written_through, 1, memory_order_relaxed);
     r = write_through (wc, st, lookup (st, idx), rq, idx, off, len);
   }
+  if (r == -1 && errno == ENOSPC && flushes < MAX_FLUSHES_FOR_ROOM &&
+      cache_holds_blocks (wc))
+    goto flush_for_room;
   unreserve (wc, want + before - entry_cost (wc, lookup (st, idx)));
   unlock (st);
   return r;
+
+flush_for_room:
+  unreserve (wc, want + before - entry_cost (wc, lookup (st, idx)));
+  unlock (st);
+  atomic_fetch_add_explicit (&wc->implicit_flushes, 1, memory_order_relaxed);
+  if (flush_all (rq->v) == -1)
+    return -1;
+  flushes++;
+  goto again;
 }
 
 /* The Nth write, trim or zero that power-cut-after names: the cut happens

@@ -34,12 +34,14 @@
  * store's memory limit (ops->charge: RAM stores); a block that finds the
  * limit reached flushes the cache (again an implicit flush) and, if there
  * is still no room, is written through to the durable store, which may
- * then fail with ENOSPC.  Writing back never needs more memory than the
- * limit: an entry's charge passes to the durable store's folio.  Content
- * buffers come from mmap'd slabs (slab.h), so a flushed buffer's memory
- * goes back to the OS at once: the process's memory follows the charge
- * (durable folios + cached buffers <= the limit), where malloc would keep
- * every freed buffer resident beside the folios that replaced it.
+ * then fail with ENOSPC -- but only after flushing the cache again, up to
+ * a few times, while the cache holds blocks whose charges take the room.
+ * Writing back never needs more memory than the limit: an entry's charge
+ * passes to the durable store's folio.  Content buffers come from mmap'd
+ * slabs (slab.h), so a flushed buffer's memory goes back to the OS at
+ * once: the process's memory follows the charge (durable folios + cached
+ * buffers <= the limit), where malloc would keep every freed buffer
+ * resident beside the folios that replaced it.
  *
  * Thread-safe; see wcache.c for the locking rules.
  */
