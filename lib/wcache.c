@@ -34,6 +34,9 @@
  *   for the most a block can need, and the unused part given back after;
  *   so the bound is never exceeded and no lock is held while an implicit
  *   flush runs.
+ * - Each stripe owns a slab (slab.h) for its entries' content buffers,
+ *   used only under the stripe's write lock (slabs have no lock of their
+ *   own); freeing a buffer gives its pages back to the OS.
  */
 #include <config.h>
 
@@ -48,6 +51,7 @@
 
 #include "error.h"
 #include "prng.h"
+#include "slab.h"
 #include "wcache.h"
 
 #define NR_STRIPES 32
@@ -63,7 +67,8 @@ struct entry {
 };
 
 struct stripe {
-  pthread_rwlock_t lock;
+  pthread_rwlock_t lock; /* guards everything below */
+  struct lb_slab slab;   /* the content buffers of this stripe's entries */
   struct entry **buckets;
   size_t nr_buckets; /* a power of two */
   size_t nr_entries;
@@ -126,12 +131,25 @@ to_view (struct lb_store *s)
   return (struct view *) s;
 }
 
+/* malloc's size word and its rounding to 16 bytes: what a small block
+ * really costs beyond the bytes asked for (glibc), at most.
+ */
+#define MALLOC_OVERHEAD_BYTES 16
+
+/* What one entry's bookkeeping costs, as cache_bytes counts it: the entry
+ * as malloc hands it out, and its share of the hash table, which keeps
+ * at most two bucket pointers per entry (maybe_grow doubles the table
+ * when entries outnumber buckets; shrink_if_empty gives it back when the
+ * stripe empties).  Documented in the plugin's man page (write-cache-size)
+ * as 64 + 8 x ceil(logical blocks per physical block / 64) bytes.
+ */
 static size_t
 entry_bytes_for (const struct lb_geometry *g)
 {
   uint32_t per_folio = g->physical_bytes >> g->logical_shift;
 
-  return sizeof (struct entry) + (per_folio + 63) / 64 * sizeof (uint64_t);
+  return sizeof (struct entry) + (per_folio + 63) / 64 * sizeof (uint64_t) +
+    MALLOC_OVERHEAD_BYTES + 2 * sizeof (struct entry *);
 }
 
 uint64_t
@@ -232,18 +250,19 @@ unreserve (struct wcache *wc, uint64_t bytes)
     atomic_fetch_sub_explicit (&wc->bytes_used, bytes, memory_order_relaxed);
 }
 
-/* A content buffer, charged to the durable store when it has a limit.
- * Returns false if the memory limit has no room (errno not set).
+/* A zero-filled content buffer from the stripe's slab (its write lock
+ * held), charged to the durable store when it has a limit.  Returns false
+ * if the memory limit has no room (errno not set).
  */
 static bool
-entry_get_data (struct wcache *wc, struct entry *e)
+entry_get_data (struct wcache *wc, struct stripe *st, struct entry *e)
 {
   const struct lb_store_ops *d = wc->durable->ops;
 
   assert (e->data == NULL);
   if (d->charge && !d->charge (wc->durable, 1))
     return false;
-  e->data = malloc (wc->g->physical_bytes);
+  e->data = lb_slab_alloc (&st->slab);
   if (e->data == NULL) {
     if (d->uncharge)
       d->uncharge (wc->durable, 1);
@@ -253,13 +272,66 @@ entry_get_data (struct wcache *wc, struct entry *e)
   return true;
 }
 
-/* Free e's content buffer; returns the cache bytes it held. */
+/* Content buffers that a flush or a cut takes out of one stripe go back
+ * to the OS in runs of neighbours in memory, one madvise per run
+ * (lb_slab_free_run): one per buffer cost a TLB shootdown per block,
+ * which made writing through the cache three times slower at 16k blocks.
+ * A run is at most RUN_BYTES (or one block): no more than that has left
+ * the charge but not yet the process.
+ */
+#define RUN_BYTES ((size_t) 1 << 20)
+
+struct buffer_run {
+  struct lb_slab *slab;
+  char *first;
+  size_t nr, max_nr;
+  size_t buffer_bytes;
+};
+
+static void
+run_init (struct buffer_run *run, struct wcache *wc, struct stripe *st)
+{
+  run->slab = &st->slab;
+  run->nr = 0;
+  run->buffer_bytes = wc->g->physical_bytes;
+  run->max_nr = RUN_BYTES > run->buffer_bytes ? RUN_BYTES / run->buffer_bytes
+                                              : 1;
+}
+
+static void
+run_release (struct buffer_run *run)
+{
+  if (run->nr > 0)
+    lb_slab_free_run (run->slab, run->first, run->nr);
+  run->nr = 0;
+}
+
+static void
+run_add (struct buffer_run *run, unsigned char *buf)
+{
+  if (run->nr > 0 &&
+      (run->nr == run->max_nr ||
+       (char *) buf != run->first + run->nr * run->buffer_bytes))
+    run_release (run);
+  if (run->nr == 0)
+    run->first = (char *) buf;
+  run->nr++;
+}
+
+/* Give e's content buffer back to the OS (the stripe's write lock held):
+ * at once, or with run when there is one.  Returns the cache bytes it
+ * held.
+ */
 static uint64_t
-entry_put_data (struct wcache *wc, struct entry *e)
+entry_put_data (struct wcache *wc, struct stripe *st, struct entry *e,
+                struct buffer_run *run)
 {
   if (e->data == NULL)
     return 0;
-  free (e->data);
+  if (run)
+    run_add (run, e->data);
+  else
+    lb_slab_free (&st->slab, e->data);
   e->data = NULL;
   if (e->charged)
     wc->durable->ops->uncharge (wc->durable, 1);
@@ -321,6 +393,25 @@ maybe_grow (struct stripe *st)
   st->nr_buckets = n;
 }
 
+/* An emptied stripe goes back to the smallest table (best effort), so the
+ * table never outgrows two buckets per entry the cache holds since it
+ * was last flushed: a burst of trims leaves no table behind.
+ */
+static void
+shrink_if_empty (struct stripe *st)
+{
+  struct entry **b;
+
+  if (st->nr_entries > 0 || st->nr_buckets == MIN_BUCKETS)
+    return;
+  b = calloc (MIN_BUCKETS, sizeof *b);
+  if (b == NULL)
+    return;
+  free (st->buckets);
+  st->buckets = b;
+  st->nr_buckets = MIN_BUCKETS;
+}
+
 static struct entry *
 insert_new (struct wcache *wc, struct stripe *st, uint64_t idx)
 {
@@ -339,9 +430,12 @@ insert_new (struct wcache *wc, struct stripe *st, uint64_t idx)
   return e;
 }
 
-/* Unlink and free e; returns the cache bytes it held. */
+/* Unlink and free e (its buffer at once, or with run); returns the cache
+ * bytes it held.
+ */
 static uint64_t
-remove_entry (struct wcache *wc, struct stripe *st, struct entry *e)
+remove_entry (struct wcache *wc, struct stripe *st, struct entry *e,
+              struct buffer_run *run)
 {
   struct entry **p = &st->buckets[bucket_of (st, e->folio_idx)];
   uint64_t bytes;
@@ -351,7 +445,7 @@ remove_entry (struct wcache *wc, struct stripe *st, struct entry *e)
   *p = e->next;
   st->nr_entries--;
   atomic_fetch_sub_explicit (&wc->dirty_blocks, 1, memory_order_relaxed);
-  bytes = entry_put_data (wc, e) + wc->entry_bytes;
+  bytes = entry_put_data (wc, st, e, run) + wc->entry_bytes;
   free (e);
   return bytes;
 }
@@ -439,17 +533,87 @@ write_back (struct wcache *wc, struct entry *e)
   return d->ops->zero (d, len, at, e->keep ? 0 : LB_ZERO_MAY_TRIM);
 }
 
+/* What a drain does to each entry before removing it: 0, or -1 to stop. */
+typedef int (*entry_fn) (struct wcache *wc, struct entry *e, void *opaque);
+
+static int
+by_buffer_address (const void *a, const void *b)
+{
+  uintptr_t x = (uintptr_t) (*(struct entry *const *) a)->data;
+  uintptr_t y = (uintptr_t) (*(struct entry *const *) b)->data;
+
+  return (x > y) - (x < y);
+}
+
+/* The stripe's entries sorted by their buffers' address, so that their
+ * buffers leave in long runs; NULL if there is no memory for the list
+ * (then the drain goes bucket by bucket, in shorter runs).
+ */
+static struct entry **
+entries_by_address (struct stripe *st)
+{
+  struct entry **list = malloc ((st->nr_entries + 1) * sizeof *list);
+  size_t n = 0;
+
+  if (list == NULL)
+    return NULL;
+  for (size_t b = 0; b < st->nr_buckets; b++)
+    for (struct entry *e = st->buckets[b]; e; e = e->next)
+      list[n++] = e;
+  qsort (list, n, sizeof *list, by_buffer_address);
+  return list;
+}
+
+/* Visit and remove every entry of st (its write lock held), adding the
+ * cache bytes freed to *freed.  Stops at the first visit that fails,
+ * leaving that entry and the ones not visited yet in place.
+ */
+static int
+drain_stripe (struct wcache *wc, struct stripe *st, entry_fn visit,
+              void *opaque, uint64_t *freed)
+{
+  struct entry **list;
+  size_t nr = st->nr_entries;
+  struct buffer_run run;
+  int r = 0;
+
+  if (nr == 0) {
+    shrink_if_empty (st);
+    return 0;
+  }
+  list = entries_by_address (st);
+  run_init (&run, wc, st);
+  if (list)
+    for (size_t i = 0; i < nr && r == 0; i++) {
+      r = visit (wc, list[i], opaque);
+      if (r == 0)
+        *freed += remove_entry (wc, st, list[i], &run);
+    }
+  else
+    for (size_t b = 0; b < st->nr_buckets && r == 0; b++)
+      while (st->buckets[b] && r == 0) {
+        r = visit (wc, st->buckets[b], opaque);
+        if (r == 0)
+          *freed += remove_entry (wc, st, st->buckets[b], &run);
+      }
+  run_release (&run);
+  free (list);
+  shrink_if_empty (st);
+  return r;
+}
+
+static int
+write_back_fn (struct wcache *wc, struct entry *e, void *opaque)
+{
+  (void) opaque;
+  return write_back (wc, e);
+}
+
 /* Flush every entry of one stripe (its write lock held). */
 static int
 flush_stripe (struct wcache *wc, struct stripe *st, uint64_t *freed)
 {
-  for (size_t b = 0; b < st->nr_buckets; b++)
-    while (st->buckets[b]) {
-      if (write_back (wc, st->buckets[b]) == -1)
-        return -1;
-      *freed += remove_entry (wc, st, st->buckets[b]);
-    }
-  return 0;
+  return drain_stripe (wc, st, write_back_fn, NULL, freed);
 }
 
 static int
@@ -501,24 +665,27 @@ struct request {
   bool keep;                /* PIECE_ZERO: NO_HOLE */
 };
 
-/* Make e's content a buffer holding the newest content of the block. */
+/* Give e a content buffer: the block's durable content when from_durable,
+ * else the buffer as it comes, all zeros (an all-zero entry's content, or
+ * a block that is about to be overwritten whole).
+ */
 static int
-materialize (struct wcache *wc, struct entry *e, bool from_durable)
+materialize (struct wcache *wc, struct stripe *st, struct entry *e,
+             bool from_durable)
 {
   struct lb_store *d = wc->durable;
   uint32_t len = folio_len (wc, e->folio_idx);
 
-  if (!entry_get_data (wc, e)) {
+  if (!entry_get_data (wc, st, e)) {
     errno = ENOSPC;
     return -1;
   }
-  if (!from_durable) /* an all-zero entry */
-    memset (e->data, 0, wc->g->physical_bytes);
-  else if (d->ops->pread (d, e->data, len,
-                          lb_folio_to_bytes (wc->g, e->folio_idx)) == -1) {
+  if (from_durable &&
+      d->ops->pread (d, e->data, len,
+                     lb_folio_to_bytes (wc->g, e->folio_idx)) == -1) {
     int err = errno;
 
-    entry_put_data (wc, e);
+    entry_put_data (wc, st, e, NULL);
     errno = err;
     return -1;
   }
@@ -549,10 +716,10 @@ write_through (struct wcache *wc, struct stripe *st, struct entry *e,
   /* An all-zero entry needs a buffer to take the piece; without memory
    * for one it is written back first (a cache may always write early).
    */
-  if (e && e->data == NULL && materialize (wc, e, false) == -1) {
+  if (e && e->data == NULL && materialize (wc, st, e, false) == -1) {
     if (write_back (wc, e) == -1)
       return -1;
-    remove_entry (wc, st, e);
+    remove_entry (wc, st, e, NULL);
     e = NULL;
   }
   if (rq->op == PIECE_ZERO)
@@ -567,7 +734,7 @@ write_through (struct wcache *wc, struct stripe *st, struct entry *e,
     memcpy (e->data + off, rq->buf, len);
   mark_clean (wc, e, off, len);
   if (entry_is_clean (wc, e))
-    remove_entry (wc, st, e);
+    remove_entry (wc, st, e, NULL);
   return 0;
 }
 
@@ -585,14 +752,15 @@ cache_piece (struct wcache *wc, struct stripe *st, struct entry *e,
   if (created && (e = insert_new (wc, st, idx)) == NULL)
     return -1;
   if (rq->op == PIECE_ZERO && whole) {
-    entry_put_data (wc, e);
+    entry_put_data (wc, st, e, NULL);
     e->keep = rq->keep;
   }
-  else if (e->data == NULL && materialize (wc, e, created) == -1) {
+  else if (e->data == NULL &&
+           materialize (wc, st, e, created && !whole) == -1) {
     int err = errno;
 
     if (created)
-      remove_entry (wc, st, e);
+      remove_entry (wc, st, e, NULL);
     errno = err;
     return -1;
   }
@@ -604,10 +772,30 @@ cache_piece (struct wcache *wc, struct stripe *st, struct entry *e,
   return 0;
 }
 
+/* Flushes one block's piece may make to find memory: one when the
+ * memory limit leaves no room to cache it, and more while writing it
+ * through finds the limit taken by the cache's own copies (other
+ * connections may cache more between a flush and the retry).
+ */
+#define MAX_FLUSHES_FOR_ROOM 3
+
+/* Could a flush give the memory limit room?  Only the cache's blocks
+ * hold charges; zeroed ones hold none, so this errs towards a useless
+ * flush, which MAX_FLUSHES_FOR_ROOM bounds.
+ */
+static bool
+cache_holds_blocks (struct wcache *wc)
+{
+  return atomic_load_explicit (&wc->dirty_blocks, memory_order_relaxed) > 0;
+}
+
 /* One block's piece, under its stripe's write lock.  The cache bytes the
  * block may need are reserved first (flushing when the cache is full), and
  * what it did not use is given back.  A block that finds the memory limit
- * reached flushes the cache once, then is written through.
+ * reached flushes the cache once, then is written through; a write
+ * through (or a FUA write) that finds the limit reached while the cache
+ * holds blocks flushes it and tries again, so the cache's copies never
+ * make a write fail that would succeed without the cache.
  */
 static int
 do_piece (struct request *rq, uint64_t idx, uint32_t off, uint32_t len)
@@ -615,7 +803,7 @@ do_piece (struct request *rq, uint64_t idx, uint32_t off, uint32_t len)
   struct wcache *wc = rq->v->wc;
   struct stripe *st = stripe_of (wc, idx);
   uint64_t want = wc->entry_bytes + wc->g->physical_bytes, before;
-  bool flushed = false;
+  unsigned flushes = 0;
   int r;
 
 again:
@@ -633,22 +821,26 @@ again:
   else if ((r = cache_piece (wc, st, lookup (st, idx), rq, idx, off, len)) ==
              -1 &&
            errno == ENOSPC) {
-    if (!flushed) {
-      unreserve (wc, want + before - entry_cost (wc, lookup (st, idx)));
-      unlock (st);
-      atomic_fetch_add_explicit (&wc->implicit_flushes, 1,
-                                 memory_order_relaxed);
-      if (flush_all (rq->v) == -1)
-        return -1;
-      flushed = true;
-      goto again;
-    }
+    if (flushes == 0)
+      goto flush_for_room;
     atomic_fetch_add_explicit (&wc->written_through, 1, memory_order_relaxed);
     r = write_through (wc, st, lookup (st, idx), rq, idx, off, len);
   }
+  if (r == -1 && errno == ENOSPC && flushes < MAX_FLUSHES_FOR_ROOM &&
+      cache_holds_blocks (wc))
+    goto flush_for_room;
   unreserve (wc, want + before - entry_cost (wc, lookup (st, idx)));
   unlock (st);
   return r;
+
+flush_for_room:
+  unreserve (wc, want + before - entry_cost (wc, lookup (st, idx)));
+  unlock (st);
+  atomic_fetch_add_explicit (&wc->implicit_flushes, 1, memory_order_relaxed);
+  if (flush_all (rq->v) == -1)
+    return -1;
+  flushes++;
+  goto again;
 }
 
 /* The Nth write, trim or zero that power-cut-after names: the cut happens
@@ -806,8 +998,9 @@ destroy_cache (struct wcache *wc)
 
     for (size_t b = 0; b < st->nr_buckets; b++)
       while (st->buckets[b])
-        remove_entry (wc, st, st->buckets[b]);
+        remove_entry (wc, st, st->buckets[b], NULL);
     free (st->buckets);
+    lb_slab_destroy (&st->slab);
     pthread_rwlock_destroy (&st->lock);
   }
   pthread_mutex_destroy (&wc->cut_lock);
@@ -889,6 +1082,26 @@ add_report (struct lb_cut_report *sum, const struct lb_cut_report *r)
   sum->logical_lost += r->logical_lost;
 }
 
+struct cut_state {
+  unsigned char *tmp; /* a block's worth; NULL: no memory, blocks lost */
+  uint64_t stream;    /* this cut's; each block derives its own */
+  struct lb_cut_report *r;
+  bool failed;
+};
+
+/* A cut's drain: resolve every entry, whatever happens to the others. */
+static int
+resolve_fn (struct wcache *wc, struct entry *e, void *opaque)
+{
+  struct cut_state *cs = opaque;
+  struct lb_prng rng;
+
+  lb_prng_init (&rng, lb_prng_derive (cs->stream, e->folio_idx));
+  if (cs->tmp == NULL || resolve (wc, e, &rng, cs->tmp, cs->r) == -1)
+    cs->failed = true;
+  return 0;
+}
+
 int
 lb_wcache_cut (struct lb_store *cache, struct lb_cut_report *r)
 {
@@ -902,6 +1115,7 @@ lb_wcache_cut_once (struct lb_store *cache, uint64_t nth,
   struct wcache *wc = to_view (cache)->wc;
   unsigned char *tmp;
   uint64_t freed = 0, stream;
+  struct cut_state cs;
   int ret = 1;
 
   memset (r, 0, sizeof *r);
@@ -919,20 +1133,11 @@ lb_wcache_cut_once (struct lb_store *cache, uint64_t nth,
   r->cut = atomic_load_explicit (&wc->gen, memory_order_relaxed) + 1;
   r->seed = wc->cfg.seed;
   stream = lb_prng_derive (wc->cfg.seed, r->cut);
-  for (unsigned i = 0; i < NR_STRIPES; i++) {
-    struct stripe *st = &wc->stripes[i];
-
-    for (size_t b = 0; b < st->nr_buckets; b++)
-      while (st->buckets[b]) {
-        struct entry *e = st->buckets[b];
-        struct lb_prng rng;
-
-        lb_prng_init (&rng, lb_prng_derive (stream, e->folio_idx));
-        if (tmp == NULL || resolve (wc, e, &rng, tmp, r) == -1)
-          ret = -1;
-        freed += remove_entry (wc, st, e);
-      }
-  }
+  cs = (struct cut_state) { .tmp = tmp, .stream = stream, .r = r };
+  for (unsigned i = 0; i < NR_STRIPES; i++)
+    drain_stripe (wc, &wc->stripes[i], resolve_fn, &cs, &freed);
+  if (cs.failed)
+    ret = -1;
   unreserve (wc, freed);
   if (wc->durable->ops->flush (wc->durable) == -1)
     ret = -1;
@@ -1096,6 +1301,7 @@ lb_wcache_new (struct lb_store *durable, const struct lb_wcache_config *c)
     if (st->buckets == NULL)
       goto err;
     st->nr_buckets = MIN_BUCKETS;
+    lb_slab_init (&st->slab, wc->g->physical_bytes);
     pthread_rwlock_init (&st->lock, NULL);
   }
   view_init (&wc->main, wc, true);

@@ -26,14 +26,22 @@
  *
  * Memory: the cache holds one entry per physical block with unflushed
  * data (the block's newest content, or nothing for a block that is all
- * zeros, plus a bit per logical block).  cache_bytes bounds it: a request
- * that would overflow it first flushes the whole cache (an implicit flush,
- * counted in the statistics).  Content buffers are also charged to the
- * durable store's memory limit (ops->charge: RAM stores); a block that
- * finds the limit reached flushes the cache (again an implicit flush) and,
- * if there is still no room, is written through to the durable store,
- * which may then fail with ENOSPC.  Writing back never needs more memory
- * than the limit: an entry's charge passes to the durable store's folio.
+ * zeros, plus a bit per logical block).  cache_bytes bounds it, counting
+ * what each entry really costs (its content buffer, the entry as malloc
+ * hands it out and its share of the hash table): a request that would
+ * overflow it first flushes the whole cache (an implicit flush, counted
+ * in the statistics).  Content buffers are also charged to the durable
+ * store's memory limit (ops->charge: RAM stores); a block that finds the
+ * limit reached flushes the cache (again an implicit flush) and, if there
+ * is still no room, is written through to the durable store, which may
+ * then fail with ENOSPC -- but only after flushing the cache again, up to
+ * a few times, while the cache holds blocks whose charges take the room.
+ * Writing back never needs more memory than the limit: an entry's charge
+ * passes to the durable store's folio.  Content buffers come from mmap'd
+ * slabs (slab.h), so a flushed buffer's memory goes back to the OS at
+ * once: the process's memory follows the charge (durable folios + cached
+ * buffers <= the limit), where malloc would keep every freed buffer
+ * resident beside the folios that replaced it.
  *
  * Thread-safe; see wcache.c for the locking rules.
  */

@@ -131,6 +131,7 @@ integration_tests += \
 	tests/test-align-misaligned-einval.py \
 	tests/test-extents.py \
 	tests/test-memory-limit.py \
+	tests/test-memory-limit-write-cache-rss.py \
 	tests/test-statsfile.py \
 	tests/test-power-cut.py \
 	tests/test-power-cut-stress.py \

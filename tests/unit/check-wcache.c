@@ -686,21 +686,50 @@ START_TEST (test_report_precedes_eio)
 END_TEST
 
 /* A memory limit with no room for a cache buffer: writes go through. */
-START_TEST (test_memory_limit_writes_through)
+/* One cached block costs what the plugin's man page says
+ * (write-cache-size): 64 + 8 x ceil(logical blocks per block / 64) bytes
+ * of bookkeeping and the block's content; for every pair of sizes.
+ */
+START_TEST (test_min_bytes_is_the_documented_formula)
+{
+  for (unsigned pshift = 9; pshift <= 25; pshift++)
+    for (unsigned lshift = 9; lshift <= 16 && lshift <= pshift; lshift++) {
+      uint64_t per_block = UINT64_C (1) << (pshift - lshift);
+      struct lb_geometry g;
+
+      test_geometry (&g, UINT64_C (1) << pshift, 1u << pshift, 1u << lshift,
+                     32u << 20);
+      ck_assert_uint_eq (lb_wcache_min_bytes (&g),
+                         64 + 8 * ((per_block + 63) / 64) +
+                           (UINT64_C (1) << pshift));
+    }
+}
+END_TEST
+
+/* A cache over a RAM store of geos[0] with room for two folios. */
+static struct lb_store *
+two_folio_cache (struct lb_geometry *g)
 {
   const struct geo_case *gc = &geos[0];
   struct lb_wcache_config c = { .mode = LB_CUT_LOSE,
                                 .seed = 1,
                                 .cache_bytes = 64u << 20 };
+  struct lb_store *cache;
+
+  test_geometry (g, gc->size, gc->physical, gc->logical, 32u << 20);
+  cache = lb_wcache_new (lb_ramstore_new (g, 2 * 16384), &c);
+  ck_assert_ptr_nonnull (cache);
+  return cache;
+}
+
+START_TEST (test_memory_limit_writes_through)
+{
   unsigned char buf[16384], back[16384];
   struct lb_wcache_stats st;
   struct lb_cut_report rep;
-  struct lb_store *cache;
   struct lb_geometry g;
+  struct lb_store *cache = two_folio_cache (&g);
 
-  test_geometry (&g, gc->size, gc->physical, gc->logical, 32u << 20);
-  cache = lb_wcache_new (lb_ramstore_new (&g, 2 * 16384), &c);
-  ck_assert_ptr_nonnull (cache);
   memset (buf, 9, sizeof buf);
   /* Blocks 0 and 1 cached (two folios charged): the third write finds no
    * memory, flushes the cache (the durable store now holds the two), still
@@ -722,6 +751,39 @@ START_TEST (test_memory_limit_writes_through)
   ck_assert_int_eq (lb_wcache_cut (cache, &rep), 0);
   ck_assert_int_eq (cache->ops->pread (cache, back, 16384, 0), 0);
   ck_assert (memcmp (buf, back, sizeof buf) == 0);
+  cache->ops->destroy (cache);
+}
+END_TEST
+
+/* The cache's copies never make a write fail that fits the limit: with
+ * room for two folios, block 0 durable and a newer copy of it cached
+ * (two folios charged), a FUA write of block 1 -- which the disk has
+ * room for -- flushes the cache and succeeds, instead of ENOSPC.
+ */
+START_TEST (test_memory_limit_fua_write_flushes_the_copies)
+{
+  unsigned char buf[16384], back[16384];
+  struct lb_wcache_stats st;
+  struct lb_cut_report rep;
+  struct lb_geometry g;
+  struct lb_store *cache = two_folio_cache (&g);
+
+  memset (buf, 1, sizeof buf);
+  ck_assert_int_eq (cache->ops->pwrite (cache, buf, 16384, 0, false), 0);
+  ck_assert_int_eq (cache->ops->flush (cache), 0);
+  memset (buf, 2, sizeof buf);
+  ck_assert_int_eq (cache->ops->pwrite (cache, buf, 16384, 0, false), 0);
+  lb_wcache_get_stats (cache, &st);
+  ck_assert_uint_eq (st.dirty_blocks, 1);
+  memset (buf, 3, sizeof buf);
+  ck_assert_int_eq (cache->ops->pwrite (cache, buf, 16384, 16384, true), 0);
+  /* Both are durable now: a cut keeps them. */
+  ck_assert_int_eq (lb_wcache_cut (cache, &rep), 0);
+  for (unsigned i = 0; i < 2; i++) {
+    memset (buf, 2 + i, sizeof buf);
+    ck_assert_int_eq (cache->ops->pread (cache, back, 16384, i * 16384), 0);
+    ck_assert (memcmp (buf, back, sizeof buf) == 0);
+  }
   cache->ops->destroy (cache);
 }
 END_TEST
@@ -821,7 +883,9 @@ wcache_suite (void)
   tcase_add_test (tc, test_cut_once_by_number);
   tcase_add_test (tc, test_cut_once_races_cut_once);
   tcase_add_loop_test (tc, test_report_precedes_eio, 0, NR_WATCHES);
+  tcase_add_test (tc, test_min_bytes_is_the_documented_formula);
   tcase_add_test (tc, test_memory_limit_writes_through);
+  tcase_add_test (tc, test_memory_limit_fua_write_flushes_the_copies);
   tcase_add_loop_test (tc, test_concurrent_requests_and_cuts, 0, NR_MODES);
   suite_add_tcase (s, tc);
   return s;
