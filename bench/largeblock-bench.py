@@ -1411,22 +1411,54 @@ def split_sections(text):
         (p.split("\n", 1)[0], "## " + p.rstrip("\n")) for p in parts[1:]]
 
 
-def merge_report(new, old, res):
+def provenance(preamble):
+    """The 'From a separate run' note for a report's sections, from its
+    preamble's Reproduce and Machine lines (None if it has neither)."""
+    found = {}
+    for line in preamble.splitlines():
+        for key in ("Reproduce: `", "Machine: "):
+            if line.startswith(key):
+                found[key] = line[len(key):].rstrip(".").rstrip("`")
+    if not found:
+        return None
+    return "From a separate run: `%s`; machine: %s." % (
+        found.get("Reproduce: `", "unknown"), found.get("Machine: ", "unknown"))
+
+
+def with_note(section, note):
+    """SECTION with NOTE as its first paragraph, unless it has one."""
+    if not note or "\n\nFrom a separate run: " in section:
+        return section
+    head, sep, body = section.partition("\n\n")
+    return head + "\n\n" + note + (sep + body if sep else "")
+
+
+def merge_report(new, old):
     """The report of a partial run (--only) laid over the previous one:
-    sections this run wrote replace theirs (each saying which run it comes
-    from), the others are kept, and so is the old preamble unless this
-    run measured the throughput matrix."""
+    each section this run wrote replaces its namesake where that stood,
+    a section the old report lacks goes after the one it follows in this
+    run's, and every other old section is kept as it was, in order.  The
+    preamble describes the throughput matrix's run: it is this run's if
+    this run measured the matrix (the old sections kept then say which
+    run they come from), else the old one (and this run's sections say
+    they come from this run)."""
     old_pre, old_secs = split_sections(old)
     new_pre, new_secs = split_sections(new)
-    if "Targets" in dict(new_secs):
-        return new
-    note = "From a separate run: `%s`; machine: %s." % (res["command"],
-                                                       res["machine"])
-    fresh = dict((h, t.replace("\n\n", "\n\n" + note + "\n\n", 1))
-                 for h, t in new_secs)
-    out = [fresh.pop(h, t) for h, t in old_secs]
-    out += [fresh[h] for h, _ in new_secs if h in fresh]
-    return "\n\n".join([old_pre.rstrip("\n")] + out) + "\n"
+    fresh = dict(new_secs)
+    if "Targets" in fresh:
+        pre, kept_note, fresh_note = new_pre, provenance(old_pre), None
+    else:
+        pre, kept_note, fresh_note = old_pre, None, provenance(new_pre)
+    out = [(h, with_note(fresh[h], fresh_note) if h in fresh
+            else with_note(t, kept_note)) for h, t in old_secs]
+    for i, (h, t) in enumerate(new_secs):
+        if h in dict(old_secs):
+            continue
+        before = [b for b, _ in new_secs[:i]]
+        at = max([j + 1 for j, (o, _) in enumerate(out) if o in before],
+                 default=0)
+        out.insert(at, (h, with_note(t, fresh_note)))
+    return "\n\n".join([pre.rstrip("\n")] + [t for _, t in out]) + "\n"
 
 
 def report(res):
@@ -1541,7 +1573,7 @@ def write_report(res, output, partial):
     text = report(res)
     if partial and os.path.exists(output):
         with open(output) as f:
-            text = merge_report(text, f.read(), res)
+            text = merge_report(text, f.read())
     with open(output, "w") as f:
         f.write(text)
 
