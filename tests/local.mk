@@ -149,7 +149,7 @@ integration_tests += \
 	tests/test-stress-file.sh
 
 # The bench's smoke tests drive fio and nbdcopy through every section
-# (and its report merge has a test of its own);
+# (and its report merge and teardown on a signal have tests of their own);
 # under valgrind or ASan they would time the instrumentation, and the
 # plugin paths they reach run in the tests above, so the instrumented
 # passes (check-valgrind, check-sanitizers' asan) leave them out:
@@ -160,6 +160,7 @@ bench_smoke_tests = \
 	tests/test-bench-smoke-trim.sh \
 	tests/test-bench-smoke-limit.sh \
 	tests/test-bench-smoke-kernel.sh \
+	tests/test-bench-signal-kernel.sh \
 	tests/test-bench-merge-report.py
 EXTRA_DIST += tests/bench-functions.sh $(bench_smoke_tests)
 check-instrumented:
