@@ -26,7 +26,9 @@ with its kernel already cached; else reported skipped).
 Writes a Markdown report (docs/performance.md by default) and, with
 --json, the raw numbers.  With --only, the sections run replace theirs
 in an existing report and the others are kept.  --quick runs a few
-seconds' subset, for the smoke tests in make check.
+seconds' subset, for the smoke tests in make check.  Stopped by SIGTERM,
+SIGINT or SIGHUP, it tears down every server, mount, loop device and
+temporary directory it made and exits 128+N, writing no report.
 
 Environment: LARGEBLOCK_PLUGIN (the plugin .so), NBDKIT, LARGEBLOCK_RUN
 (server/largeblock-run), LARGEBLOCK_VM (server/largeblock-vm, default
@@ -35,6 +37,7 @@ LARGEBLOCK_BENCH_TMPFS (a tmpfs directory, default /dev/shm); run with a
 python3 that has the libnbd bindings.
 """
 import argparse
+import contextlib
 import ctypes
 import json
 import os
@@ -57,6 +60,88 @@ PR_SET_THP_DISABLE = 41
 PLUGIN = os.environ.get("LARGEBLOCK_PLUGIN", "largeblock")
 NBDKIT = os.environ.get("NBDKIT", "nbdkit")
 COPY_COST = os.environ.get("LARGEBLOCK_COPY_COST")   # bench/copy-cost
+
+
+# ---- signals and teardown ----
+#
+# Everything a run makes -- its temporary directories, servers, nbdfuse
+# mounts, loop devices -- is recorded in UNDO as it is made, under held()
+# so that no signal falls between making a thing and recording it.  A
+# SIGTERM, SIGINT or SIGHUP raises Signalled wherever the main thread is
+# (a fio it waits for is asked to stop, any other child is killed by
+# subprocess on the way out); the sections' finally blocks undo what they
+# made, main() undoes whatever is still recorded and exits 128+N.  Only
+# the first signal raises: later ones cannot cut a teardown short.
+
+class Signalled(BaseException):
+    """Not an Exception: no "except Exception" swallows it."""
+
+    def __init__(self, signum):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+_signal = {"num": None, "holding": 0, "raised": False}
+UNDO = []       # callables, newest last; each may run more than once
+
+
+def _on_signal(signum, frame):
+    if _signal["num"] is None:
+        _signal["num"] = signum
+    _raise_pending()
+
+
+def _raise_pending():
+    if _signal["num"] and not _signal["holding"] and not _signal["raised"]:
+        _signal["raised"] = True
+        raise Signalled(_signal["num"])
+
+
+@contextlib.contextmanager
+def held():
+    """A signal that arrives inside waits until the block is done."""
+    _signal["holding"] += 1
+    try:
+        yield
+    finally:
+        _signal["holding"] -= 1
+    _raise_pending()
+
+
+def on_teardown(undo):
+    """Record UNDO; under held() with the step that makes what it undoes,
+    unless UNDO is harmless before that step."""
+    UNDO.append(undo)
+    return undo
+
+
+def done_with(undo):
+    """UNDO has run in the normal course: forget it."""
+    if undo in UNDO:
+        UNDO.remove(undo)
+
+
+def undo_since(mark):
+    """Undo what was recorded after UNDO had MARK entries, newest first."""
+    with held():
+        while len(UNDO) > mark:
+            try:
+                UNDO.pop()()
+            except Exception as e:      # tear down the rest regardless
+                print("largeblock-bench: teardown: %s" % e, file=sys.stderr)
+
+
+def teardown():
+    """Undo everything still recorded."""
+    undo_since(0)
+
+
+def private_dir(prefix, parent=None):
+    """A new directory, removed at teardown if not before."""
+    with held():
+        path = tempfile.mkdtemp(prefix=prefix, dir=parent)
+        on_teardown(lambda: shutil.rmtree(path, ignore_errors=True))
+    return path
 
 
 def size_name(n):
@@ -82,9 +167,11 @@ class Server:
         cmd = [NBDKIT, "-f", "-U", self.socket, "-P", self.pidfile] + args
         preexec = None if thp else _disable_thp
         start = time.monotonic()
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
-                                     stderr=self.errlog,
-                                     preexec_fn=preexec)
+        with held():
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                         stderr=self.errlog,
+                                         preexec_fn=preexec)
+            on_teardown(self.stop)
         while not os.path.exists(self.pidfile):
             if self.proc.poll() is not None:
                 raise RuntimeError("%s exited: see %s" %
@@ -114,14 +201,10 @@ class Server:
         return 0
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.errlog.close()
+        with held():
+            stop_child(self.proc)
+            self.errlog.close()
+            done_with(self.stop)
 
 
 def cpu_of(pid):
@@ -134,6 +217,34 @@ def cpu_of(pid):
 def _disable_thp():
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0)
+
+
+def run_fio(cmd):
+    """fio, to its end.  On a signal it is asked to stop with SIGTERM,
+    which it passes on to its job processes (a SIGKILL would leave them
+    doing I/O on our devices), and waited for."""
+    proc = None
+    try:
+        with held():
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+        if proc.wait():
+            raise subprocess.CalledProcessError(proc.returncode, cmd)
+    finally:
+        if proc:
+            stop_child(proc, timeout=30)
+
+
+def stop_child(proc, timeout=60):
+    """SIGTERM to a child of ours (by its PID), then wait; SIGKILL if it
+    lingers."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def connect(server):
@@ -184,8 +295,7 @@ def fio(server, workdir, rw, bs, conns, region, runtime, extra=()):
         cmd += ["--time_based", "--runtime=%dms" % int(runtime * 1000)]
     cmd += list(extra)
     cpu0 = server.cpu_s()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
+    run_fio(cmd)
     cpu = server.cpu_s() - cpu0
     with open(out) as f:
         text = f.read()
@@ -369,8 +479,7 @@ def fio_mixed(server, workdir, region, runtime):
            "--output-format=json", "--output=" + out,
            "--name=writer", "--rw=write", "--bs=1M",
            "--name=reader", "--rw=randread", "--bs=4k"]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
+    run_fio(cmd)
     with open(out) as f:
         text = f.read()
     jobs = {j["jobname"]: j for j in json.loads(text[text.index("{"):])
@@ -384,7 +493,7 @@ def fio_mixed(server, workdir, region, runtime):
 def file_section(workdir, runtime, reps, quick, progress):
     disk, region = (256 * MiB, 32 * MiB) if quick else (GiB, 256 * MiB)
     mixed_runtime = runtime if quick else 3 * runtime
-    dirname = tempfile.mkdtemp(prefix="lbbench-file.", dir=TMPFS)
+    dirname = private_dir("lbbench-file.", TMPFS)
     servers = {}
     load = [os.getloadavg()[0]]
     try:
@@ -493,19 +602,23 @@ def limit_once(workdir, name, args, bs, conns, runtime):
     s = Server(workdir, name, args)
     start = rss_kib(s)
     src = Server(workdir, "limit-src", ["pattern", "%d" % LIMIT_BYTES])
+    job = None
     try:
-        job = subprocess.Popen(
-            ["fio", "--name=limit", "--ioengine=nbd", "--uri=" + s.uri,
-             "--rw=randwrite", "--bs=%d" % bs, "--iodepth=16",
-             "--numjobs=%d" % conns, "--size=%d" % LIMIT_BYTES,
-             "--time_based", "--runtime=%dms" % int(runtime * 1000)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with held():
+            job = subprocess.Popen(
+                ["fio", "--name=limit", "--ioengine=nbd", "--uri=" + s.uri,
+                 "--rw=randwrite", "--bs=%d" % bs, "--iodepth=16",
+                 "--numjobs=%d" % conns, "--size=%d" % LIMIT_BYTES,
+                 "--time_based", "--runtime=%dms" % int(runtime * 1000)],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         # A refusal at the limit (ENOSPC) is not what is measured here.
         subprocess.run(["nbdcopy", "--request-size=%d" % bs, src.uri, s.uri],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         job.wait()
         return start, s.status_kib("VmHWM")
     finally:
+        if job:                 # still running only after a signal
+            stop_child(job, timeout=30)
         s.stop()
         src.stop()
 
@@ -588,33 +701,49 @@ def run_checked(cmd):
 
 
 def losetup(path):
+    """A loop device on PATH; its teardown is recorded first, so that a
+    signal while losetup runs leaves no device behind either."""
+    path = os.path.realpath(path)
+    on_teardown(lambda: detach_loops_on(path))
     return run_checked(["losetup", "--find", "--show", "--sector-size",
                         "%d" % KERNEL_SECTOR, "--direct-io=on", path])
 
 
+def detach_loops_on(path):
+    """Detach the loop devices still backed by PATH, and no other: once
+    detached, a device's name may be someone else's.  The kernel's record
+    of the backing file is read, not the file (whose FUSE mount may be
+    dead by now)."""
+    for name in os.listdir("/sys/block"):
+        try:
+            with open("/sys/block/%s/loop/backing_file" % name) as f:
+                backing = f.read().rstrip("\n")
+        except OSError:
+            continue
+        if backing == path:
+            run_checked(["losetup", "-d", "/dev/" + name])
+
+
 class KernelPaths:
-    """The three devices, attached at once so runs can be interleaved;
-    close() tears down whatever was set up."""
+    """The four devices, attached at once so runs can be interleaved;
+    each part is recorded in UNDO as it is made."""
 
     def __init__(self, workdir):
-        self.devs, self.procs, self.undo = {}, {}, []
-        try:
-            self.attach(workdir)
-        except BaseException:
-            self.close()
-            raise
+        self.devs, self.procs = {}, {}
+        self.attach(workdir)
 
     def attach(self, workdir):
         env = dict(os.environ, LARGEBLOCK_PLUGIN=PLUGIN, NBDKIT=NBDKIT)
         # largeblock-run with no command attaches, prints the device and
         # waits for a signal.
-        run = subprocess.Popen(
-            [LARGEBLOCK_RUN, "--attach=loop", "blksize=16k",
-             "logical-blksize=16k", "size=%d" % KERNEL_DISK],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
-            stderr=open(os.path.join(workdir, "run.err"), "w"), env=env)
-        self.undo.append(lambda: (run.send_signal(signal.SIGTERM),
-                                  run.wait(timeout=60)))
+        # Its own teardown undoes what it made.
+        with held():
+            run = subprocess.Popen(
+                [LARGEBLOCK_RUN, "--attach=loop", "blksize=16k",
+                 "logical-blksize=16k", "size=%d" % KERNEL_DISK],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
+                stderr=open(os.path.join(workdir, "run.err"), "w"), env=env)
+            on_teardown(lambda: stop_child(run))
         dev = run.stdout.readline().strip()
         if not dev.startswith("/dev/"):
             raise RuntimeError("largeblock-run printed no device: see %s" %
@@ -635,46 +764,44 @@ class KernelPaths:
         self.attach_fuse(workdir, "nbdfuse-memory",
                          ["memory", "%d" % KERNEL_DISK, "allocator=sparse"])
         # A loop device over a tmpfs file: what a user could take instead.
-        tmp = tempfile.mkdtemp(prefix="lbbench-kernel.", dir=TMPFS)
-        self.undo.append(lambda: shutil.rmtree(tmp, ignore_errors=True))
+        tmp = private_dir("lbbench-kernel.", TMPFS)
         path = os.path.join(tmp, "disk.img")
         with open(path, "wb") as f:
             f.truncate(KERNEL_DISK)
-        tdev = losetup(path)
-        self.undo.append(lambda: run_checked(["losetup", "-d", tdev]))
-        self.devs["loop-tmpfs"] = tdev
+        self.devs["loop-tmpfs"] = losetup(path)
         self.procs["loop-tmpfs"] = {}
 
     def attach_fuse(self, workdir, name, server_args):
         """nbdfuse + loop over an nbdkit of ours, as largeblock-run
         attaches its own."""
         server = Server(workdir, "kernel-" + name, server_args)
-        self.undo.append(server.stop)
         fuse_dir = os.path.join(workdir, name + ".fuse")
         os.mkdir(fuse_dir)
         pidfile = os.path.join(workdir, name + ".fuse.pid")
-        fuse = subprocess.Popen(["nbdfuse", "-P", pidfile,
-                                 os.path.join(fuse_dir, "disk"), "--unix",
-                                 server.socket], stdin=subprocess.DEVNULL)
-        self.undo.append(lambda: (subprocess.run(["fusermount3", "-u",
-                                                  fuse_dir]),
-                                  fuse.wait(timeout=60)))
+        with held():
+            fuse = subprocess.Popen(["nbdfuse", "-P", pidfile,
+                                     os.path.join(fuse_dir, "disk"),
+                                     "--unix", server.socket],
+                                    stdin=subprocess.DEVNULL)
+            on_teardown(lambda: unmount_fuse(fuse, fuse_dir))
         start = time.monotonic()
         while not os.path.exists(pidfile):
             if fuse.poll() is not None or time.monotonic() - start > 30:
                 raise RuntimeError("nbdfuse over %s did not start" % name)
             time.sleep(0.01)
-        dev = losetup(os.path.join(fuse_dir, "disk"))
-        self.undo.append(lambda: run_checked(["losetup", "-d", dev]))
-        self.devs[name] = dev
+        self.devs[name] = losetup(os.path.join(fuse_dir, "disk"))
         self.procs[name] = {"nbdkit": server.proc.pid, "nbdfuse": fuse.pid}
 
-    def close(self):
-        while self.undo:
-            try:
-                self.undo.pop()()
-            except Exception as e:      # tear down the rest regardless
-                print("largeblock-bench: teardown: %s" % e, file=sys.stderr)
+
+def unmount_fuse(fuse, fuse_dir):
+    """Unmount nbdfuse's mount (after the loop device on it is gone):
+    nbdfuse then exits; if it does not, it is ended by its PID."""
+    subprocess.run(["fusermount3", "-u", "-q", fuse_dir],
+                   stderr=subprocess.DEVNULL)
+    try:
+        fuse.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        stop_child(fuse)
 
 
 def fio_dev(dev, workdir, rw, bs, region, runtime, procs):
@@ -686,8 +813,7 @@ def fio_dev(dev, workdir, rw, bs, region, runtime, procs):
     if runtime:
         cmd += ["--time_based", "--runtime=%dms" % int(runtime * 1000)]
     cpu0 = {k: cpu_of(p) for k, p in procs.items()}
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
+    run_fio(cmd)
     cpu = {k: cpu_of(p) - cpu0[k] for k, p in procs.items()}
     with open(out) as f:
         text = f.read()
@@ -713,10 +839,11 @@ def kernel_section(workdir, runtime, reps, quick, progress):
 def host_kernel_rows(workdir, runtime, reps, quick, progress):
     region = 32 * MiB if quick else 512 * MiB
     rows = KERNEL_ROWS[::3] if quick else KERNEL_ROWS
-    paths = KernelPaths(workdir)
+    mark = len(UNDO)
     load = [os.getloadavg()[0]]
     cells = []
     try:
+        paths = KernelPaths(workdir)
         for name, dev in paths.devs.items():
             fio_dev(dev, workdir, "write", MiB, region, 0, {})
         for rw, bs in rows:
@@ -730,7 +857,7 @@ def host_kernel_rows(workdir, runtime, reps, quick, progress):
                 for n, rs in runs.items()}})
             progress("kernel %s %s done" % (rw, size_name(bs)))
     finally:
-        paths.close()
+        undo_since(mark)
     load.append(os.getloadavg()[0])
     return {"disk": KERNEL_DISK, "sector": KERNEL_SECTOR, "region": region,
             "runtime": runtime, "reps": reps, "cells": cells, "load": load}
@@ -860,10 +987,12 @@ def vm_boot(workdir, attach, rows, region, runtime, reps):
            "blksize=%d" % VM_PHYSICAL, "logical-blksize=%d" % VM_LOGICAL,
            "size=%d" % region, "--",
            vm_guest_script(rows, region, runtime, reps)]
-    with open(err_path, "w") as err:
+    with open(err_path, "w") as err, held():
         vm = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=err, env=env,
                               text=True)
+        # largeblock-vm tears its guest and servers down on SIGTERM.
+        stop_vm = on_teardown(lambda: stop_child(vm, timeout=120))
     runs, kernel, procs, cpu0 = [], None, None, None
     try:
         for line in vm.stdout:
@@ -881,9 +1010,8 @@ def vm_boot(workdir, attach, rows, region, runtime, reps):
         vm.stdout.close()
         rc = vm.wait()
     finally:
-        if vm.poll() is None:       # an exception here: largeblock-vm
-            vm.send_signal(signal.SIGTERM)   # tears its guest down
-            vm.wait(timeout=120)
+        stop_vm()
+        done_with(stop_vm)
     with open(err_path) as f:
         errors = f.read().strip()
     return rc, kernel, runs, errors
@@ -1411,22 +1539,54 @@ def split_sections(text):
         (p.split("\n", 1)[0], "## " + p.rstrip("\n")) for p in parts[1:]]
 
 
-def merge_report(new, old, res):
+def provenance(preamble):
+    """The 'From a separate run' note for a report's sections, from its
+    preamble's Reproduce and Machine lines (None if it has neither)."""
+    found = {}
+    for line in preamble.splitlines():
+        for key in ("Reproduce: `", "Machine: "):
+            if line.startswith(key):
+                found[key] = line[len(key):].rstrip(".").rstrip("`")
+    if not found:
+        return None
+    return "From a separate run: `%s`; machine: %s." % (
+        found.get("Reproduce: `", "unknown"), found.get("Machine: ", "unknown"))
+
+
+def with_note(section, note):
+    """SECTION with NOTE as its first paragraph, unless it has one."""
+    if not note or "\n\nFrom a separate run: " in section:
+        return section
+    head, sep, body = section.partition("\n\n")
+    return head + "\n\n" + note + (sep + body if sep else "")
+
+
+def merge_report(new, old):
     """The report of a partial run (--only) laid over the previous one:
-    sections this run wrote replace theirs (each saying which run it comes
-    from), the others are kept, and so is the old preamble unless this
-    run measured the throughput matrix."""
+    each section this run wrote replaces its namesake where that stood,
+    a section the old report lacks goes after the one it follows in this
+    run's, and every other old section is kept as it was, in order.  The
+    preamble describes the throughput matrix's run: it is this run's if
+    this run measured the matrix (the old sections kept then say which
+    run they come from), else the old one (and this run's sections say
+    they come from this run)."""
     old_pre, old_secs = split_sections(old)
     new_pre, new_secs = split_sections(new)
-    if "Targets" in dict(new_secs):
-        return new
-    note = "From a separate run: `%s`; machine: %s." % (res["command"],
-                                                       res["machine"])
-    fresh = dict((h, t.replace("\n\n", "\n\n" + note + "\n\n", 1))
-                 for h, t in new_secs)
-    out = [fresh.pop(h, t) for h, t in old_secs]
-    out += [fresh[h] for h, _ in new_secs if h in fresh]
-    return "\n\n".join([old_pre.rstrip("\n")] + out) + "\n"
+    fresh = dict(new_secs)
+    if "Targets" in fresh:
+        pre, kept_note, fresh_note = new_pre, provenance(old_pre), None
+    else:
+        pre, kept_note, fresh_note = old_pre, None, provenance(new_pre)
+    out = [(h, with_note(fresh[h], fresh_note) if h in fresh
+            else with_note(t, kept_note)) for h, t in old_secs]
+    for i, (h, t) in enumerate(new_secs):
+        if h in dict(old_secs):
+            continue
+        before = [b for b, _ in new_secs[:i]]
+        at = max([j + 1 for j, (o, _) in enumerate(out) if o in before],
+                 default=0)
+        out.insert(at, (h, with_note(t, fresh_note)))
+    return "\n\n".join([pre.rstrip("\n")] + [t for _, t in out]) + "\n"
 
 
 def report(res):
@@ -1541,7 +1701,7 @@ def write_report(res, output, partial):
     text = report(res)
     if partial and os.path.exists(output):
         with open(output) as f:
-            text = merge_report(text, f.read(), res)
+            text = merge_report(text, f.read())
     with open(output, "w") as f:
         f.write(text)
 
@@ -1585,14 +1745,15 @@ def main():
     disk, region = (64 * MiB, 32 * MiB) if quick else (GiB, 256 * MiB)
     progress = (lambda msg: print(msg, file=sys.stderr, flush=True))
 
-    workdir = tempfile.mkdtemp(prefix="lbbench.")
-    servers = {}
-    res = {"machine": machine(), "runtime": runtime, "reps": reps,
-           "disk": disk, "region": region, "cells": [],
-           "partial": bool(args.only),
-           "command": args.command or " ".join(["bench/largeblock-bench.py"]
-                                               + sys.argv[1:])}
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, _on_signal)
     try:
+        res = {"machine": machine(), "runtime": runtime, "reps": reps,
+               "disk": disk, "region": region, "cells": [],
+               "partial": bool(args.only),
+               "command": args.command or " ".join(
+                   ["bench/largeblock-bench.py"] + sys.argv[1:])}
+        workdir = private_dir("lbbench.")
         if "matrix" in sections:
             geoms = GEOMETRIES[1:2] if quick else GEOMETRIES
             servers = start_servers(workdir, disk, geoms, PEERS)
@@ -1606,7 +1767,6 @@ def main():
                 progress)
             for s in servers.values():
                 s.stop()
-            servers = {}
         if "memory" in sections:
             res["memory"] = memory_section(workdir, quick)
             progress("memory done")
@@ -1635,10 +1795,18 @@ def main():
             res["kernel"] = kernel_section(workdir, runtime if quick else 2,
                                            reps, quick, progress)
             progress("kernel device done")
+    except BaseException:
+        teardown()
+        # A signal ends the run as that signal, even if what it broke
+        # first was raised instead (a child killed by the same Ctrl-C).
+        signum = _signal["num"]
+        if signum:
+            progress("largeblock-bench: stopped by %s; tore down what it "
+                     "made" % signal.Signals(signum).name)
+            sys.exit(128 + signum)
+        raise
     finally:
-        for s in servers.values():
-            s.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
+        teardown()
     write_report(res, args.output, res["partial"])
     if args.json:
         with open(args.json, "w") as f:

@@ -148,7 +148,8 @@ integration_tests += \
 	tests/test-file-refuses-mounted-device-and-ro-fs.sh \
 	tests/test-stress-file.sh
 
-# The bench's smoke tests drive fio and nbdcopy through every section;
+# The bench's smoke tests drive fio and nbdcopy through every section
+# (and its report merge and teardown on a signal have tests of their own);
 # under valgrind or ASan they would time the instrumentation, and the
 # plugin paths they reach run in the tests above, so the instrumented
 # passes (check-valgrind, check-sanitizers' asan) leave them out:
@@ -158,7 +159,9 @@ bench_smoke_tests = \
 	tests/test-bench-smoke-file.sh \
 	tests/test-bench-smoke-trim.sh \
 	tests/test-bench-smoke-limit.sh \
-	tests/test-bench-smoke-kernel.sh
+	tests/test-bench-smoke-kernel.sh \
+	tests/test-bench-signal-kernel.sh \
+	tests/test-bench-merge-report.py
 EXTRA_DIST += tests/bench-functions.sh $(bench_smoke_tests)
 check-instrumented:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(instrumented_tests)"

@@ -1,0 +1,87 @@
+#!/bin/bash
+# The benchmark stopped by a signal in its kernel section -- while fio
+# writes to the four devices it attached (largeblock-run's, two nbdfuse +
+# loop over its own nbdkit, a loop device over a tmpfs file) -- undoes
+# everything it made and exits 128+N: no loop device on its files, no
+# FUSE mount, no server, nbdfuse, largeblock-run or fio, no temporary
+# directory (lbbench.* and lbbench-kernel.*).  SIGTERM and SIGHUP go to
+# the bench alone; SIGINT goes to its whole process group, as Ctrl-C
+# does, so every child sees it too.  A fio wrapper marks the moment: on
+# a kernel device it says so and runs until it is stopped.
+source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
+source "$abs_top_srcdir/tests/run-functions.sh"
+source "$abs_top_srcdir/tests/bench-functions.sh"
+
+export LARGEBLOCK_RUN LARGEBLOCK_BENCH_TMPFS="$tmpdir"
+ready="$tmpdir/fio-on-a-device"
+real_fio=$(command -v fio)
+mkdir "$tmpdir/bin"
+cat >"$tmpdir/bin/fio" <<EOF
+#!/bin/sh
+case " \$* " in
+*" --filename=/dev/"*) touch '$ready'
+    exec '$real_fio' "\$@" --time_based --runtime=600s ;;
+esac
+exec '$real_fio' "\$@"
+EOF
+chmod +x "$tmpdir/bin/fio"
+bench_pid=
+# On a failure half-way: its group gets SIGTERM, then SIGKILL.
+stop_bench_group () {
+    local i
+    [ -n "$bench_pid" ] || return 0
+    kill -TERM -- "-$bench_pid" 2>/dev/null
+    for (( i=0; i<300; i++ )); do
+        pgrep -g "$bench_pid" >/dev/null || return 0
+        sleep 0.1
+    done
+    kill -KILL -- "-$bench_pid" 2>/dev/null
+}
+cleanup_fn stop_bench_group
+
+# stop_at_kernel SIG TARGET: run the bench's kernel section (in a
+# session of its own, so that its process group is only what it
+# started), signal TARGET ("pid" or "group") with SIG once fio runs on a
+# kernel device, and check the exit status and that nothing is left.
+stop_at_kernel () {
+    local sig=$1 target=$2 pid i rc=0
+    rm -f "$ready"
+    PATH="$tmpdir/bin:$PATH" setsid "$PYTHON_NBD" \
+        "$abs_top_srcdir/bench/largeblock-bench.py" --quick --only kernel \
+        --output "$tmpdir/kernel.md" 2>"$tmpdir/progress" &
+    pid=$!
+    # Its group is ours while it is unreaped or has members left.
+    bench_pid=$pid
+    for (( i=0; i<6000; i++ )); do
+        [ -e "$ready" ] && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.01
+    done
+    [ -e "$ready" ] || { cat "$tmpdir/progress" >&2
+                         fail "the bench never ran fio on a kernel device"; }
+    if [ "$target" = group ]; then kill "-$sig" -- "-$pid"
+    else kill "-$sig" "$pid"; fi
+    wait "$pid" || rc=$?
+    cat "$tmpdir/progress" >&2
+    if pgrep -g "$pid" >/dev/null; then
+        pgrep -ag "$pid" >&2
+        fail "SIG$sig: a process the bench started remains"
+    fi
+    bench_pid=
+    [ "$rc" -eq $((128 + $(kill -l "$sig"))) ] ||
+        fail "SIG$sig to the bench's $target: exit status $rc"
+    assert_nothing_left
+    if ls -d "$tmpdir"/lbbench* 2>/dev/null; then
+        fail "SIG$sig: the bench's temporary directories remain"
+    fi
+    if pgrep -f -- "$tmpdir/" >/dev/null; then
+        pgrep -af -- "$tmpdir/" >&2
+        fail "SIG$sig: a process the bench started remains"
+    fi
+    [ ! -e "$tmpdir/kernel.md" ] || fail "SIG$sig: a report was written"
+}
+
+stop_at_kernel TERM pid
+stop_at_kernel INT group
+stop_at_kernel HUP pid
+echo PASS
