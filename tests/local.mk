@@ -227,6 +227,10 @@ integration_tests += \
 	tests/test-lib-install.sh
 EXTRA_DIST += tests/lib-functions.sh
 
+# The quick start's install: this build's plugin, programs and man pages,
+# and largeblock-run serving the plugin installed with it.
+integration_tests += tests/test-install-run-finds-its-plugin.sh
+
 # Hardening (docs/testing.md): protocol abuse, least privilege, resource
 # exhaustion, the fuzzers' seeds and past crashes.
 integration_tests += \
