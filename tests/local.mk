@@ -123,6 +123,7 @@ integration_tests += tests/test-unit-lib-every-suite-runs.sh
 # The plugin: parameters, data, alignment, extents, limits, file disks.
 integration_tests += \
 	tests/test-docs-cover-every-parameter.sh \
+	tests/test-docs-no-markup-in-verbatim.sh \
 	tests/test-config-errors.sh \
 	tests/test-startup-7e.sh \
 	tests/test-block-sizes.py \
