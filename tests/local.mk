@@ -124,6 +124,7 @@ integration_tests += tests/test-unit-lib-every-suite-runs.sh
 integration_tests += \
 	tests/test-docs-cover-every-parameter.sh \
 	tests/test-docs-no-markup-in-verbatim.sh \
+	tests/test-docs-statsfile-example-is-real.sh \
 	tests/test-config-errors.sh \
 	tests/test-startup-7e.sh \
 	tests/test-block-sizes.py \
