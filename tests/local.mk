@@ -126,6 +126,7 @@ integration_tests += \
 	tests/test-docs-no-markup-in-verbatim.sh \
 	tests/test-docs-statsfile-example-is-real.sh \
 	tests/test-docs-tls-refusal-is-real.sh \
+	tests/test-docs-blockdev-output-is-real.sh \
 	tests/test-config-errors.sh \
 	tests/test-startup-7e.sh \
 	tests/test-block-sizes.py \
