@@ -1,13 +1,22 @@
 #!/bin/bash
-# largeblock: install dependencies, build, and serve the example disk
-# (512 MiB, 16 KiB physical and logical blocks) in the foreground on a
-# Unix socket.  Prints the NBD URI once the server answers; Ctrl-C stops it.
+# largeblock: install dependencies, build, install the build (so that
+# `nbdkit largeblock` and the programs work by name), and serve the
+# example disk (512 MiB, 16 KiB physical and logical blocks) in the
+# foreground on a Unix socket.  Prints the NBD URI once the server
+# answers; Ctrl-C stops it.
 #   LARGEBLOCK_SOCKET  socket path (default /tmp/largeblock-example.sock)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
-scripts/build.sh >/dev/null
+build_log=$(mktemp /tmp/largeblock-build.XXXXXX.log)
+if ! scripts/build.sh >"$build_log" 2>&1; then
+  cat "$build_log" >&2
+  echo "largeblock: the build failed (log above)" >&2
+  exit 1
+fi
+rm -f "$build_log"
+scripts/install-build.sh
 
 sock=${LARGEBLOCK_SOCKET:-/tmp/largeblock-example.sock}
 pidfile=$(mktemp -u /tmp/largeblock-example.XXXXXX.pid)

@@ -90,6 +90,28 @@ resolve_attach_method (struct run *run)
   return -1;
 }
 
+/* The plugin to serve: --plugin, else $LARGEBLOCK_PLUGIN, else the one
+ * installed with this program, by its full path.  Never the bare name:
+ * nbdkit would resolve that in its own plugin directory, which may hold
+ * someone else's older copy.
+ */
+static void
+choose_plugin (struct run *run)
+{
+  const char *from = "--plugin";
+
+  if (!run->opt.plugin) {
+    run->opt.plugin = getenv ("LARGEBLOCK_PLUGIN");
+    from = "LARGEBLOCK_PLUGIN";
+  }
+  if (!run->opt.plugin || !*run->opt.plugin) {
+    run->opt.plugin = LARGEBLOCK_PLUGINDIR "/nbdkit-largeblock-plugin.so";
+    from = "installed with " PROG;
+  }
+  if (!run->opt.cleanup)
+    verbose (run, "plugin %s (%s)", run->opt.plugin, from);
+}
+
 /* The private directory, by its canonical path: the mount table and
  * loop devices name files in it that way.  Its locked journal is made
  * before anything else, so that --cleanup never takes a starting run
@@ -230,10 +252,7 @@ parse_options (struct run *run, int argc, char **argv)
     fprintf (stderr, PROG ": --mount needs --mkfs\n");
     return -1;
   }
-  if (!run->opt.plugin)
-    run->opt.plugin = getenv ("LARGEBLOCK_PLUGIN");
-  if (!run->opt.plugin || !*run->opt.plugin)
-    run->opt.plugin = "largeblock";
+  choose_plugin (run);
   run->opt.nbdkit = getenv ("NBDKIT");
   if (!run->opt.nbdkit || !*run->opt.nbdkit)
     run->opt.nbdkit = "nbdkit";

@@ -9,7 +9,8 @@ server_largeblock_run_SOURCES = \
 	server/mkfscmd.c server/mkfscmd.h \
 	server/proc.c server/proc.h \
 	server/serve.c server/serve.h
-server_largeblock_run_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server
+server_largeblock_run_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server \
+	-DLARGEBLOCK_PLUGINDIR='"$(plugindir)"'
 server_largeblock_run_CFLAGS = $(AM_CFLAGS) $(CAPNG_CFLAGS)
 server_largeblock_run_LDADD = lib/libstatsread.la lib/libdisk.la lib/libcore.la \
 	$(CAPNG_LIBS)

@@ -123,6 +123,10 @@ integration_tests += tests/test-unit-lib-every-suite-runs.sh
 # The plugin: parameters, data, alignment, extents, limits, file disks.
 integration_tests += \
 	tests/test-docs-cover-every-parameter.sh \
+	tests/test-docs-no-markup-in-verbatim.sh \
+	tests/test-docs-statsfile-example-is-real.sh \
+	tests/test-docs-tls-refusal-is-real.sh \
+	tests/test-docs-blockdev-output-is-real.sh \
 	tests/test-config-errors.sh \
 	tests/test-startup-7e.sh \
 	tests/test-block-sizes.py \
@@ -229,6 +233,10 @@ integration_tests += \
 	tests/test-lib-man-examples-build-and-run.sh \
 	tests/test-lib-install.sh
 EXTRA_DIST += tests/lib-functions.sh
+
+# The quick start's install: this build's plugin, programs and man pages,
+# and largeblock-run serving the plugin installed with it.
+integration_tests += tests/test-install-run-finds-its-plugin.sh
 
 # Hardening (docs/testing.md): protocol abuse, least privilege, resource
 # exhaustion, the fuzzers' seeds and past crashes.

@@ -11,7 +11,8 @@ vm_tests = \
 EXTRA_DIST += $(vm_tests) tests/vm-functions.sh tests/vm-xfs-roundtrip.sh
 
 # Boots nothing: part of the plain make check.
-integration_tests += tests/test-vm-docs-cover-every-option.sh
+integration_tests += tests/test-vm-docs-cover-every-option.sh \
+	tests/test-vm-docs-example-quoting.sh
 
 check-vm: all
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(vm_tests)' \

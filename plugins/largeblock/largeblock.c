@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #define NBDKIT_API_VERSION 2
@@ -135,6 +137,24 @@ prepare_statsfile (void)
   return 0;
 }
 
+/* A power cut is news, not an error, but nbdkit 1.32 has no message
+ * level below nbdkit_error that is always shown (nbdkit_debug needs -v).
+ * So the line goes where nbdkit's own messages go: its stderr, or
+ * syslog at LOG_NOTICE once nbdkit has daemonized without -v (its
+ * stderr is then /dev/null, and nbdkit_error would go to syslog).
+ */
+static void
+log_notice (const char *line)
+{
+  struct stat st;
+
+  if (fstat (STDERR_FILENO, &st) == 0 && S_ISCHR (st.st_mode) &&
+      st.st_rdev == makedev (1, 3))
+    syslog (LOG_DAEMON | LOG_NOTICE, "largeblock: %s", line);
+  else
+    fprintf (stderr, "nbdkit: largeblock: %s\n", line);
+}
+
 /* Every power cut, whoever made it: logged (always, so a crash loop's
  * log says what each cut did and which seed replays it) and, with
  * statsfile=, in the statistics at once.
@@ -145,7 +165,7 @@ log_cut (const struct lb_cut_report *r, void *opaque)
   char line[256];
 
   lb_cut_report_format (r, params.wcache.mode, line, sizeof line);
-  nbdkit_error ("largeblock: %s", line);
+  log_notice (line);
   if (statsfile_path)
     write_statsfile ();
 }
