@@ -8,6 +8,9 @@
 #   LARGEBLOCK_BUILDDIR  the configured build tree (default: this checkout)
 set -euo pipefail
 cd "${LARGEBLOCK_BUILDDIR:-$(dirname "$0")/..}"
+# Run from make (make check), the parent's flags would make ours print
+# "Entering directory" into the directories read below.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 
 log=$(mktemp /tmp/largeblock-install.XXXXXX.log)
 if ! make install >"$log" 2>&1; then
