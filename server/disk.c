@@ -86,20 +86,36 @@ choose_mount_point (struct run *run, struct disk *d)
     snprintf (d->mnt, sizeof d->mnt, "%s/mnt%d", run->workdir, d->idx);
 }
 
+/* Create dir unless it exists, noting it for teardown and --cleanup
+ * in *ours.  0, or -1 after saying why.
+ */
+static int
+make_mount_dir (struct run *run, const char *dir, bool *ours)
+{
+  if (mkdir (dir, 0755) == 0) {
+    *ours = true;
+    journal_note_mkdir (run, dir);
+    return 0;
+  }
+  if (errno == EEXIST)
+    return 0;
+  fprintf (stderr, PROG ": mkdir %s: %m\n", dir);
+  return -1;
+}
+
 static int
 mount_filesystem (struct run *run, struct disk *d)
 {
   char *argv[] = { "mount", d->dev, d->mnt, NULL };
 
   choose_mount_point (run, d);
-  if (mkdir (d->mnt, 0755) == 0) {
-    d->mnt_is_ours = true;
-    journal_note_mkdir (run, d->mnt);
-  }
-  else if (errno != EEXIST) {
-    fprintf (stderr, PROG ": mkdir %s: %m\n", d->mnt);
+  /* With several disks DIR holds their mount points: created if
+   * missing, as DIR itself is with one disk. */
+  if (run->opt.mount_dir[0] && run->opt.disks > 1 &&
+      make_mount_dir (run, run->opt.mount_dir, &run->mount_dir_is_ours) == -1)
     return -1;
-  }
+  if (make_mount_dir (run, d->mnt, &d->mnt_is_ours) == -1)
+    return -1;
   /* The mount table names the directory by its canonical path. */
   if (realpath (d->mnt, d->mnt_real) == NULL) {
     fprintf (stderr, PROG ": %s: %m\n", d->mnt);

@@ -11,7 +11,8 @@
  *   owner PID STARTTIME      the largeblock-run process (first line)
  *   proc PID STARTTIME EXE   a daemon it started (nbdkit, nbdfuse)
  *   nbd DEV PID              nbd-client PID may connect DEV
- *   mkdir DEV INO DIR        a mount point it created, and its identity
+ *   mkdir DEV INO DIR        a mount point it created (or --mount's DIR,
+ *                            made to hold several), and its identity
  *   mount DIR DEV            DEV may be mounted on DIR
  *
  * Liveness is a lock, not a pid: the run creates the journal as
@@ -192,22 +193,29 @@ struct leftovers {
   int failures;
 };
 
-/* Call fn for each journal line starting with "word ". */
+/* Call fn for each journal line starting with "word ", newest first:
+ * what a run made last is undone first (a mount point before the
+ * directory it made to hold it, nbdfuse before its nbdkit).
+ */
 static void
 for_each_note (struct leftovers *l, const char *word,
                void (*fn) (struct leftovers *l, char *rest))
 {
-  size_t len = strlen (word);
-  char *line, *next, *save = NULL;
+  size_t len = strlen (word), n = 0;
+  char *line, *save = NULL;
   char *copy = strdup (l->journal);
+  char **lines = calloc (strlen (l->journal) / 2 + 1, sizeof *lines);
 
-  if (copy == NULL)
-    return;
-  for (line = strtok_r (copy, "\n", &save); line; line = next) {
-    next = strtok_r (NULL, "\n", &save);
+  if (copy == NULL || lines == NULL)
+    goto out;
+  for (line = strtok_r (copy, "\n", &save); line;
+       line = strtok_r (NULL, "\n", &save))
     if (strncmp (line, word, len) == 0 && line[len] == ' ')
-      fn (l, line + len + 1);
-  }
+      lines[n++] = line + len + 1;
+  while (n > 0)
+    fn (l, lines[--n]);
+out:
+  free (lines);
   free (copy);
 }
 

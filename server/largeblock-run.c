@@ -332,6 +332,8 @@ teardown (struct run *run)
   for (int i = (int) run->nr_disks - 1; i >= 0; i--)
     if (teardown_disk (run, &run->disks[i]) == -1)
       r = -1;
+  if (run->mount_dir_is_ours && rmdir (run->opt.mount_dir) == 0)
+    run->mount_dir_is_ours = false;
   crash_remove_files (run);
   if (r == 0 && remove_workdir (run) == -1)
     r = -1;
