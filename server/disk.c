@@ -4,8 +4,11 @@
  * Owns the order of the steps.  Each step marks in the disk what it may
  * create before it starts (a pid the moment the child exists, "mount
  * started" before mount runs); teardown_disk asks the kernel what of
- * that exists and undoes it in reverse order.  Set-up steps stop at a
- * caught signal; teardown does not, and runs to the end.
+ * that exists and undoes it in reverse order -- except a device someone
+ * else still uses (mounted elsewhere by COMMAND, say): that stays
+ * attached, its server is never killed under it, and --cleanup finishes
+ * later.  Set-up steps stop at a caught signal; teardown does not, and
+ * runs to the end.
  */
 #include <config.h>
 
@@ -167,8 +170,11 @@ unmount_filesystem (struct run *run, struct disk *d)
   proc_poll_until (unmounted, d, (BUSY_RETRIES - 1) * 200, 200, false);
   if (!disk_is_mounted (d))
     return 0;
-  fprintf (stderr, PROG ": cannot unmount %s: %m; it is still mounted\n",
-           d->mnt);
+  fprintf (stderr,
+           PROG ": cannot unmount %s: %m; it is still mounted, so %s stays "
+                "attached and its nbdkit running: run '" PROG " --cleanup' "
+                "once nothing uses it\n",
+           d->mnt, d->dev);
   return -1;
 }
 
@@ -205,6 +211,44 @@ disk_mount (struct run *run, struct disk *d)
   return 0;
 }
 
+/* What to tell the user to do about what (kstate_device_user's). */
+static void
+how_to_free (const char *what, char *how, size_t len)
+{
+  if (strncmp (what, "mounted on ", 11) == 0)
+    snprintf (how, len, "umount %s", what + 11);
+  else if (strncmp (what, "held by ", 8) == 0)
+    snprintf (how, len, "remove %s", what + 8);
+  else
+    snprintf (how, len, "end what has it open");
+}
+
+/* The device in use by someone else -- the user's COMMAND mounted it
+ * elsewhere, say?  Then detaching it cannot finish, and killing its
+ * server under a mounted filesystem must not happen: both stay, said in
+ * one line with what to do, and --cleanup (the journal stays) finishes
+ * later.
+ */
+static bool
+device_held_elsewhere (const struct disk *d)
+{
+  char what[PATH_MAX + 64], how[PATH_MAX + 64], server[64] = "";
+
+  if (!d->dev[0] || !kstate_device_user (d->dev, what, sizeof what))
+    return false;
+  if (d->server_pid > 0)
+    snprintf (server, sizeof server, " (pid %d)", (int) d->server_pid);
+  how_to_free (what, how, sizeof how);
+  fprintf (stderr,
+           PROG ": %s is still %s (not by " PROG "); left attached, and its "
+                "nbdkit%s not killed: %s, then run '" PROG " --cleanup'\n",
+           d->dev, what, server, how);
+  return true;
+}
+
+/* Stops the server only once nothing of the attachment is left in use:
+ * never under a mounted filesystem.
+ */
 int
 teardown_disk (struct run *run, struct disk *d)
 {
@@ -216,7 +260,9 @@ teardown_disk (struct run *run, struct disk *d)
     d->mount_started = false;
   if (d->mnt_is_ours && !d->mount_started && rmdir (d->mnt) == 0)
     d->mnt_is_ours = false;
-  if (r == 0 && run->attach->detach (run, d) == -1)
+  if (r == -1 || device_held_elsewhere (d))
+    return -1;
+  if (run->attach->detach (run, d) == -1)
     r = -1;
   if (d->server_pid > 0)
     verbose (run, "stopping nbdkit (pid %d)", (int) d->server_pid);

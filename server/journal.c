@@ -263,15 +263,52 @@ device_is_ours (struct leftovers *l, const char *dev)
   return nbd_noted_as_ours (l, dev);
 }
 
+/* For a FUSE mount: its file still attached as a loop device that
+ * someone uses (mounted it elsewhere, say).
+ */
+struct loop_user {
+  char dev[64];
+  char what[PATH_MAX + 64];
+};
+
+static int
+find_loop_user (const char *dev, void *arg)
+{
+  struct loop_user *u = arg;
+
+  if (!kstate_device_user (dev, u->what, sizeof u->what))
+    return 0;
+  snprintf (u->dev, sizeof u->dev, "%s", dev);
+  return 1;
+}
+
+/* Why dir is busy, as far as the kernel says: " (WHY)". */
+static void
+busy_reason (const char *dir, char *why, size_t len)
+{
+  struct loop_user u;
+
+  if (kstate_for_each_loop (dir, true, find_loop_user, &u))
+    snprintf (why, len, " (%s on its file is %s: undo that first)", u.dev,
+              u.what);
+  else
+    snprintf (why, len, " (a process still uses it: see fuser -vm %s)", dir);
+}
+
 static bool
 unmount_leftover (struct leftovers *l, const char *dir)
 {
+  char why[2 * PATH_MAX] = "";
+  int saved_errno;
+
   verbose (l->run, "unmounting %s", dir);
   if (umount2 (dir, UMOUNT_NOFOLLOW) == 0)
     return true;
-  fprintf (stderr, PROG ": --cleanup: cannot unmount %s: %m%s\n", dir,
-           errno == EBUSY ? " (is the dead run's COMMAND still using it?)"
-                          : "");
+  saved_errno = errno;
+  if (errno == EBUSY)
+    busy_reason (dir, why, sizeof why);
+  errno = saved_errno;
+  fprintf (stderr, PROG ": --cleanup: cannot unmount %s: %m%s\n", dir, why);
   l->failures++;
   return false;
 }
@@ -626,7 +663,7 @@ read_journal (int fd)
 
 static void
 clean_run_dir (const struct run *run, int base_fd, const char *base,
-               const char *name, int *failures)
+               const char *name, int *failures, unsigned *dead_runs)
 {
   struct leftovers l = { .run = run, .dir_fd = -1 };
   int fd = -1;
@@ -663,6 +700,7 @@ clean_run_dir (const struct run *run, int base_fd, const char *base,
     goto out;
   }
   fprintf (stderr, PROG ": cleaning up %s\n", l.dir);
+  (*dead_runs)++;
   clean_dead_run (&l, base_fd, name);
 out:
   free (l.journal);
@@ -686,6 +724,7 @@ cleanup_dead_runs (const struct run *run)
   char base[PATH_MAX];
   struct dirent *e;
   int failures = 0, base_fd;
+  unsigned dead_runs = 0;
   DIR *d;
 
   if (!tmp || !*tmp)
@@ -703,8 +742,10 @@ cleanup_dead_runs (const struct run *run)
   }
   while ((e = readdir (d)) != NULL)
     if (is_run_dir_name (e->d_name))
-      clean_run_dir (run, base_fd, base, e->d_name, &failures);
+      clean_run_dir (run, base_fd, base, e->d_name, &failures, &dead_runs);
   closedir (d);
   close (base_fd);
+  if (dead_runs == 0)
+    verbose (run, "--cleanup: no dead runs found in %s", base);
   return failures ? 1 : 0;
 }
