@@ -4,8 +4,11 @@
  * Owns the order of the steps.  Each step marks in the disk what it may
  * create before it starts (a pid the moment the child exists, "mount
  * started" before mount runs); teardown_disk asks the kernel what of
- * that exists and undoes it in reverse order.  Set-up steps stop at a
- * caught signal; teardown does not, and runs to the end.
+ * that exists and undoes it in reverse order -- except a device someone
+ * else still uses (mounted elsewhere by COMMAND, say): that stays
+ * attached, its server is never killed under it, and --cleanup finishes
+ * later.  Set-up steps stop at a caught signal; teardown does not, and
+ * runs to the end.
  */
 #include <config.h>
 
@@ -86,20 +89,36 @@ choose_mount_point (struct run *run, struct disk *d)
     snprintf (d->mnt, sizeof d->mnt, "%s/mnt%d", run->workdir, d->idx);
 }
 
+/* Create dir unless it exists, noting it for teardown and --cleanup
+ * in *ours.  0, or -1 after saying why.
+ */
+static int
+make_mount_dir (struct run *run, const char *dir, bool *ours)
+{
+  if (mkdir (dir, 0755) == 0) {
+    *ours = true;
+    journal_note_mkdir (run, dir);
+    return 0;
+  }
+  if (errno == EEXIST)
+    return 0;
+  fprintf (stderr, PROG ": mkdir %s: %m\n", dir);
+  return -1;
+}
+
 static int
 mount_filesystem (struct run *run, struct disk *d)
 {
   char *argv[] = { "mount", d->dev, d->mnt, NULL };
 
   choose_mount_point (run, d);
-  if (mkdir (d->mnt, 0755) == 0) {
-    d->mnt_is_ours = true;
-    journal_note_mkdir (run, d->mnt);
-  }
-  else if (errno != EEXIST) {
-    fprintf (stderr, PROG ": mkdir %s: %m\n", d->mnt);
+  /* With several disks DIR holds their mount points: created if
+   * missing, as DIR itself is with one disk. */
+  if (run->opt.mount_dir[0] && run->opt.disks > 1 &&
+      make_mount_dir (run, run->opt.mount_dir, &run->mount_dir_is_ours) == -1)
     return -1;
-  }
+  if (make_mount_dir (run, d->mnt, &d->mnt_is_ours) == -1)
+    return -1;
   /* The mount table names the directory by its canonical path. */
   if (realpath (d->mnt, d->mnt_real) == NULL) {
     fprintf (stderr, PROG ": %s: %m\n", d->mnt);
@@ -151,8 +170,11 @@ unmount_filesystem (struct run *run, struct disk *d)
   proc_poll_until (unmounted, d, (BUSY_RETRIES - 1) * 200, 200, false);
   if (!disk_is_mounted (d))
     return 0;
-  fprintf (stderr, PROG ": cannot unmount %s: %m; it is still mounted\n",
-           d->mnt);
+  fprintf (stderr,
+           PROG ": cannot unmount %s: %m; it is still mounted, so %s stays "
+                "attached and its nbdkit running: run '" PROG " --cleanup' "
+                "once nothing uses it\n",
+           d->mnt, d->dev);
   return -1;
 }
 
@@ -189,6 +211,44 @@ disk_mount (struct run *run, struct disk *d)
   return 0;
 }
 
+/* What to tell the user to do about what (kstate_device_user's). */
+static void
+how_to_free (const char *what, char *how, size_t len)
+{
+  if (strncmp (what, "mounted on ", 11) == 0)
+    snprintf (how, len, "umount %s", what + 11);
+  else if (strncmp (what, "held by ", 8) == 0)
+    snprintf (how, len, "remove %s", what + 8);
+  else
+    snprintf (how, len, "end what has it open");
+}
+
+/* The device in use by someone else -- the user's COMMAND mounted it
+ * elsewhere, say?  Then detaching it cannot finish, and killing its
+ * server under a mounted filesystem must not happen: both stay, said in
+ * one line with what to do, and --cleanup (the journal stays) finishes
+ * later.
+ */
+static bool
+device_held_elsewhere (const struct disk *d)
+{
+  char what[PATH_MAX + 64], how[PATH_MAX + 64], server[64] = "";
+
+  if (!d->dev[0] || !kstate_device_user (d->dev, what, sizeof what))
+    return false;
+  if (d->server_pid > 0)
+    snprintf (server, sizeof server, " (pid %d)", (int) d->server_pid);
+  how_to_free (what, how, sizeof how);
+  fprintf (stderr,
+           PROG ": %s is still %s (not by " PROG "); left attached, and its "
+                "nbdkit%s not killed: %s, then run '" PROG " --cleanup'\n",
+           d->dev, what, server, how);
+  return true;
+}
+
+/* Stops the server only once nothing of the attachment is left in use:
+ * never under a mounted filesystem.
+ */
 int
 teardown_disk (struct run *run, struct disk *d)
 {
@@ -200,7 +260,9 @@ teardown_disk (struct run *run, struct disk *d)
     d->mount_started = false;
   if (d->mnt_is_ours && !d->mount_started && rmdir (d->mnt) == 0)
     d->mnt_is_ours = false;
-  if (r == 0 && run->attach->detach (run, d) == -1)
+  if (r == -1 || device_held_elsewhere (d))
+    return -1;
+  if (run->attach->detach (run, d) == -1)
     r = -1;
   if (d->server_pid > 0)
     verbose (run, "stopping nbdkit (pid %d)", (int) d->server_pid);

@@ -11,7 +11,8 @@
  *   owner PID STARTTIME      the largeblock-run process (first line)
  *   proc PID STARTTIME EXE   a daemon it started (nbdkit, nbdfuse)
  *   nbd DEV PID              nbd-client PID may connect DEV
- *   mkdir DEV INO DIR        a mount point it created, and its identity
+ *   mkdir DEV INO DIR        a mount point it created (or --mount's DIR,
+ *                            made to hold several), and its identity
  *   mount DIR DEV            DEV may be mounted on DIR
  *
  * Liveness is a lock, not a pid: the run creates the journal as
@@ -192,22 +193,29 @@ struct leftovers {
   int failures;
 };
 
-/* Call fn for each journal line starting with "word ". */
+/* Call fn for each journal line starting with "word ", newest first:
+ * what a run made last is undone first (a mount point before the
+ * directory it made to hold it, nbdfuse before its nbdkit).
+ */
 static void
 for_each_note (struct leftovers *l, const char *word,
                void (*fn) (struct leftovers *l, char *rest))
 {
-  size_t len = strlen (word);
-  char *line, *next, *save = NULL;
+  size_t len = strlen (word), n = 0;
+  char *line, *save = NULL;
   char *copy = strdup (l->journal);
+  char **lines = calloc (strlen (l->journal) / 2 + 1, sizeof *lines);
 
-  if (copy == NULL)
-    return;
-  for (line = strtok_r (copy, "\n", &save); line; line = next) {
-    next = strtok_r (NULL, "\n", &save);
+  if (copy == NULL || lines == NULL)
+    goto out;
+  for (line = strtok_r (copy, "\n", &save); line;
+       line = strtok_r (NULL, "\n", &save))
     if (strncmp (line, word, len) == 0 && line[len] == ' ')
-      fn (l, line + len + 1);
-  }
+      lines[n++] = line + len + 1;
+  while (n > 0)
+    fn (l, lines[--n]);
+out:
+  free (lines);
   free (copy);
 }
 
@@ -255,15 +263,52 @@ device_is_ours (struct leftovers *l, const char *dev)
   return nbd_noted_as_ours (l, dev);
 }
 
+/* For a FUSE mount: its file still attached as a loop device that
+ * someone uses (mounted it elsewhere, say).
+ */
+struct loop_user {
+  char dev[64];
+  char what[PATH_MAX + 64];
+};
+
+static int
+find_loop_user (const char *dev, void *arg)
+{
+  struct loop_user *u = arg;
+
+  if (!kstate_device_user (dev, u->what, sizeof u->what))
+    return 0;
+  snprintf (u->dev, sizeof u->dev, "%s", dev);
+  return 1;
+}
+
+/* Why dir is busy, as far as the kernel says: " (WHY)". */
+static void
+busy_reason (const char *dir, char *why, size_t len)
+{
+  struct loop_user u;
+
+  if (kstate_for_each_loop (dir, true, find_loop_user, &u))
+    snprintf (why, len, " (%s on its file is %s: undo that first)", u.dev,
+              u.what);
+  else
+    snprintf (why, len, " (a process still uses it: see fuser -vm %s)", dir);
+}
+
 static bool
 unmount_leftover (struct leftovers *l, const char *dir)
 {
+  char why[2 * PATH_MAX] = "";
+  int saved_errno;
+
   verbose (l->run, "unmounting %s", dir);
   if (umount2 (dir, UMOUNT_NOFOLLOW) == 0)
     return true;
-  fprintf (stderr, PROG ": --cleanup: cannot unmount %s: %m%s\n", dir,
-           errno == EBUSY ? " (is the dead run's COMMAND still using it?)"
-                          : "");
+  saved_errno = errno;
+  if (errno == EBUSY)
+    busy_reason (dir, why, sizeof why);
+  errno = saved_errno;
+  fprintf (stderr, PROG ": --cleanup: cannot unmount %s: %m%s\n", dir, why);
   l->failures++;
   return false;
 }
@@ -618,7 +663,7 @@ read_journal (int fd)
 
 static void
 clean_run_dir (const struct run *run, int base_fd, const char *base,
-               const char *name, int *failures)
+               const char *name, int *failures, unsigned *dead_runs)
 {
   struct leftovers l = { .run = run, .dir_fd = -1 };
   int fd = -1;
@@ -655,6 +700,7 @@ clean_run_dir (const struct run *run, int base_fd, const char *base,
     goto out;
   }
   fprintf (stderr, PROG ": cleaning up %s\n", l.dir);
+  (*dead_runs)++;
   clean_dead_run (&l, base_fd, name);
 out:
   free (l.journal);
@@ -678,6 +724,7 @@ cleanup_dead_runs (const struct run *run)
   char base[PATH_MAX];
   struct dirent *e;
   int failures = 0, base_fd;
+  unsigned dead_runs = 0;
   DIR *d;
 
   if (!tmp || !*tmp)
@@ -695,8 +742,10 @@ cleanup_dead_runs (const struct run *run)
   }
   while ((e = readdir (d)) != NULL)
     if (is_run_dir_name (e->d_name))
-      clean_run_dir (run, base_fd, base, e->d_name, &failures);
+      clean_run_dir (run, base_fd, base, e->d_name, &failures, &dead_runs);
   closedir (d);
   close (base_fd);
+  if (dead_runs == 0)
+    verbose (run, "--cleanup: no dead runs found in %s", base);
   return failures ? 1 : 0;
 }

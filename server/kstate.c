@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,7 +149,7 @@ static bool
 parse_mountinfo_line (char *line, struct kstate_mount *m)
 {
   unsigned major, minor;
-  char *save = NULL, *field, *dir = NULL;
+  char *save = NULL, *field, *dir = NULL, *source;
 
   field = strtok_r (line, " ", &save);                /* mount id */
   field = field ? strtok_r (NULL, " ", &save) : NULL; /* parent id */
@@ -163,9 +164,13 @@ parse_mountinfo_line (char *line, struct kstate_mount *m)
          strcmp (field, "-") != 0)
     ; /* options, tags */
   field = field ? strtok_r (NULL, " ", &save) : NULL;
+  source = field ? strtok_r (NULL, " ", &save) : NULL;
   unescape_octal (dir);
+  if (source)
+    unescape_octal (source);
   m->dir = dir;
   m->fstype = field ? field : "";
+  m->source = source ? source : "";
   m->dev = makedev (major, minor);
   return true;
 }
@@ -224,6 +229,74 @@ kstate_is_mounted_from (const char *dir, const char *dev)
     return false;
   q.dev = st.st_rdev;
   return kstate_for_each_mount (matches_query, &q) == 1;
+}
+
+/* A mount of dev: by its device number, or (btrfs shows an anonymous
+ * one) by its source. */
+struct user_query {
+  const char *dev;
+  dev_t rdev;
+  char *what;
+  size_t len;
+};
+
+static int
+mounted_from_dev (const struct kstate_mount *m, void *arg)
+{
+  struct user_query *q = arg;
+
+  if (m->dev != q->rdev && strcmp (m->source, q->dev) != 0)
+    return 0;
+  snprintf (q->what, q->len, "mounted on %s", m->dir);
+  return 1;
+}
+
+/* The first entry of /sys/block/NAME/holders (device mapper, md). */
+static bool
+first_holder (const char *dev, char *what, size_t len)
+{
+  char path[PATH_MAX];
+  struct dirent *e;
+  DIR *dir;
+  bool found = false;
+
+  kstate_block_attr_path (path, sizeof path, dev, "holders");
+  dir = opendir (path);
+  if (dir == NULL)
+    return false;
+  while (!found && (e = readdir (dir)) != NULL)
+    if (e->d_name[0] != '.') {
+      snprintf (what, len, "held by /dev/%s", e->d_name);
+      found = true;
+    }
+  closedir (dir);
+  return found;
+}
+
+bool
+kstate_device_user (const char *dev, char *what, size_t len)
+{
+  struct user_query q = { .dev = dev, .what = what, .len = len };
+  struct stat st;
+  int fd;
+
+  if (stat (dev, &st) == -1 || !S_ISBLK (st.st_mode))
+    return false;
+  q.rdev = st.st_rdev;
+  if (kstate_for_each_mount (mounted_from_dev, &q) == 1 ||
+      first_holder (dev, what, len))
+    return true;
+  /* What else the kernel keeps from an exclusive open (a mount in
+   * another mount namespace, a tool like mkfs). */
+  fd = open (dev, O_RDONLY | O_EXCL | O_NONBLOCK | O_CLOEXEC);
+  if (fd >= 0) {
+    close (fd);
+    return false;
+  }
+  if (errno != EBUSY)
+    return false;
+  snprintf (what, len, "open exclusively by another process or namespace");
+  return true;
 }
 
 unsigned long long

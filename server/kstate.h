@@ -1,10 +1,12 @@
 /* largeblock-run: what the kernel says exists -- sysfs block device
- * attributes, loop devices by backing file, the mount table, and a
- * process's identity (start time, executable).
+ * attributes, loop devices by backing file, the mount table, who else
+ * uses a block device, and a process's identity (start time,
+ * executable).
  *
  * Teardown and --cleanup ask these instead of trusting their own
  * records, because a step interrupted by a signal may or may not have
- * finished.  Pure reads (and one sysfs write); no state; no locking.
+ * finished.  Pure reads (and one sysfs write, and an exclusive open
+ * closed at once); no state; no locking.
  */
 #ifndef LARGEBLOCK_RUN_KSTATE_H
 #define LARGEBLOCK_RUN_KSTATE_H
@@ -43,7 +45,8 @@ int kstate_for_each_loop (const char *backing, bool under_dir,
 struct kstate_mount {
   const char *dir; /* mount point, unescaped */
   const char *fstype;
-  dev_t dev; /* st_dev of the mounted filesystem */
+  const char *source; /* what was mounted: a device path, say */
+  dev_t dev;          /* st_dev of the mounted filesystem */
 };
 
 /* Call fn for each line of /proc/self/mountinfo, newest last.  Stops at
@@ -57,6 +60,14 @@ bool kstate_is_mount_point (const char *dir);
 
 /* Is dir a mount point of block device dev (a path) now? */
 bool kstate_is_mounted_from (const char *dir, const char *dev);
+
+/* Is block device dev (a path) in use by someone: mounted (by its
+ * device number or its mount source), held by another block device
+ * (/sys/block/NAME/holders) or opened exclusively?  If so, fills
+ * what[len] with "mounted on DIR", "held by /dev/dm-0" or why, and
+ * returns true.  Reads, and an exclusive open closed at once.
+ */
+bool kstate_device_user (const char *dev, char *what, size_t len);
 
 /* The start time of process pid (field 22 of /proc/PID/stat, in clock
  * ticks since boot); 0 if there is no such process.  With the pid it

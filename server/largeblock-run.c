@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,8 @@ usage (FILE *fp)
     "       [--plugin=PATH] [--verbose] [PARAM=VALUE ...] [-- COMMAND [ARG ...]]\n"
     "       " PROG " --crash-test --mkfs=FS --mount[=DIR] [--check=CMD] ...\n"
     "              write-cache=volatile [PARAM=VALUE ...] -- WORKLOAD [ARG ...]\n"
-    "       " PROG " --cleanup [--verbose]\n");
+    "       " PROG " --cleanup [--verbose]\n"
+    "       " PROG " --help | --version\n");
 }
 
 /* CAP_SYS_ADMIN: loop setup, FUSE and filesystem mounts. */
@@ -172,7 +174,8 @@ parse_options (struct run *run, int argc, char **argv)
     O_MKFS_OPTIONS,
     O_MOUNT,
     O_FS_BLKSIZE,
-    O_PLUGIN
+    O_PLUGIN,
+    O_VERSION
   };
   static const struct option longopts[] = {
     { "attach", required_argument, NULL, O_ATTACH },
@@ -187,6 +190,7 @@ parse_options (struct run *run, int argc, char **argv)
     { "mount", optional_argument, NULL, O_MOUNT },
     { "plugin", required_argument, NULL, O_PLUGIN },
     { "verbose", no_argument, NULL, 'v' },
+    { "version", no_argument, NULL, O_VERSION },
     { NULL, 0, NULL, 0 }
   };
   int c, dashdash;
@@ -204,6 +208,9 @@ parse_options (struct run *run, int argc, char **argv)
     case O_PLUGIN: run->opt.plugin = optarg; break;
     case 'v': run->opt.verbose = true; break;
     case 'h': usage (stdout); exit (EXIT_SUCCESS);
+    case O_VERSION:
+      printf (PROG " " PACKAGE_VERSION "\n");
+      exit (EXIT_SUCCESS);
     case O_DISKS:
       run->opt.disks = strtoul (optarg, &end, 10);
       if (*end || run->opt.disks < 1 || run->opt.disks > MAX_DISKS) {
@@ -313,6 +320,10 @@ export_env (const struct run *run)
   setenv ("LARGEBLOCK_PHYSICAL_BLKSIZE", value, 1);
 }
 
+/* Without COMMAND: one line a disk on stdout, "DEV MNT" as scripts
+ * read it (the mount point, which may hold spaces, is the rest of the
+ * line); the same labelled for people on stderr, and what ends the run.
+ */
 static void
 print_summary (const struct run *run)
 {
@@ -321,8 +332,25 @@ print_summary (const struct run *run)
     bool mounted = disk_is_mounted (d);
 
     printf ("%s%s%s\n", d->dev, mounted ? " " : "", mounted ? d->mnt : "");
+    fprintf (stderr, PROG ": disk %u: device %s%s%s\n", i, d->dev,
+             mounted ? ", mounted on " : "", mounted ? d->mnt : "");
   }
   fflush (stdout);
+  fprintf (stderr, PROG ": ready; press Ctrl-C to tear down\n");
+}
+
+/* The Ctrl-C the summary asks for is how the run ends normally: 0.
+ * SIGTERM and SIGHUP keep 128 + N.
+ */
+static int
+wait_for_ctrl_c (const struct run *run)
+{
+  print_summary (run);
+  proc_wait_for_signal ();
+  if (proc_caught_signal () != SIGINT)
+    return 1;
+  proc_forget_signal ();
+  return 0;
 }
 
 static int
@@ -351,6 +379,8 @@ teardown (struct run *run)
   for (int i = (int) run->nr_disks - 1; i >= 0; i--)
     if (teardown_disk (run, &run->disks[i]) == -1)
       r = -1;
+  if (run->mount_dir_is_ours && rmdir (run->opt.mount_dir) == 0)
+    run->mount_dir_is_ours = false;
   crash_remove_files (run);
   if (r == 0 && remove_workdir (run) == -1)
     r = -1;
@@ -401,10 +431,8 @@ main (int argc, char **argv)
       status = crash_test (&run);
     else if (run.opt.command)
       status = run_user_command (&run, run.opt.command);
-    else {
-      print_summary (&run);
-      proc_wait_for_signal ();
-    }
+    else
+      status = wait_for_ctrl_c (&run);
   }
   sig_before_teardown = proc_caught_signal ();
   if (sig_before_teardown && status == 1)

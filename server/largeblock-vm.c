@@ -53,7 +53,8 @@ usage (FILE *fp)
            "       [--accel=auto|kvm|tcg] [--memory=SIZE] "
            "[--timeout=SECONDS]\n"
            "       [--plugin=PATH] [--verbose] [PARAM=VALUE ...] -- "
-           "COMMAND\n");
+           "COMMAND\n"
+           "       " VM_PROG " --help | --version\n");
 }
 
 static int
@@ -150,7 +151,8 @@ parse_options (struct vm *vm, int argc, char **argv)
     O_MEMORY,
     O_MODULES,
     O_PLUGIN,
-    O_TIMEOUT
+    O_TIMEOUT,
+    O_VERSION
   };
   static const struct option longopts[] = {
     { "accel", required_argument, NULL, O_ACCEL },
@@ -165,6 +167,7 @@ parse_options (struct vm *vm, int argc, char **argv)
     { "plugin", required_argument, NULL, O_PLUGIN },
     { "timeout", required_argument, NULL, O_TIMEOUT },
     { "verbose", no_argument, NULL, 'v' },
+    { "version", no_argument, NULL, O_VERSION },
     { NULL, 0, NULL, 0 }
   };
   int c, r = 0, first_word;
@@ -181,6 +184,9 @@ parse_options (struct vm *vm, int argc, char **argv)
     case O_PLUGIN: vm->opt.plugin = optarg; break;
     case 'v': vm->opt.verbose = true; break;
     case 'h': usage (stdout); exit (EXIT_SUCCESS);
+    case O_VERSION:
+      printf (VM_PROG " " PACKAGE_VERSION "\n");
+      exit (EXIT_SUCCESS);
     case O_CONNECTIONS:
       r = parse_count ("connections", optarg, VM_MAX_CONNECTIONS,
                        &vm->opt.connections);

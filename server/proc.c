@@ -100,6 +100,12 @@ proc_caught_signal (void)
   return caught_signal;
 }
 
+void
+proc_forget_signal (void)
+{
+  caught_signal = 0;
+}
+
 static int64_t
 now_ms (void)
 {

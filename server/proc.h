@@ -59,6 +59,12 @@ void proc_init (void);
  */
 int proc_caught_signal (void);
 
+/* Forget the signal caught, once it has been acted on as the normal
+ * end of a wait (largeblock-run's Ctrl-C without COMMAND): a later one
+ * counts again.
+ */
+void proc_forget_signal (void);
+
 /* Start spec->argv.  *pid is set before this returns and before
  * anything can interrupt, so the caller's record of the child is never
  * behind reality; it is 0 if no child started.  Pipe read ends are

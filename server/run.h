@@ -93,8 +93,9 @@ struct run {
   char **params_owned;         /* opt.params when crash.c extended it */
   char *params_added[2];       /* crash.c's additions to it */
   int nr_params_added;
-  bool cut_fifo_ours;  /* crash.c named wc.fifo in workdir */
-  bool statsfile_ours; /* crash.c named wc.statsfile in workdir */
+  bool mount_dir_is_ours; /* we created --mount's DIR (several disks) */
+  bool cut_fifo_ours;     /* crash.c named wc.fifo in workdir */
+  bool statsfile_ours;    /* crash.c named wc.statsfile in workdir */
 };
 
 /* Messages shown with --verbose. */

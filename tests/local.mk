@@ -194,6 +194,9 @@ integration_tests += \
 	tests/test-run-crash-xfs.sh \
 	tests/test-run-crash-options.sh \
 	tests/test-run-crash-stages.sh \
+	tests/test-run-mount-dir-created.sh \
+	tests/test-run-teardown-device-held.sh \
+	tests/test-run-no-command.sh \
 	tests/test-run-docs-cover-every-option.sh
 EXTRA_DIST += tests/run-functions.sh tests/write-remount-verify.sh \
 	tests/cleanup-functions.sh \

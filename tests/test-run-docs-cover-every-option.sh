@@ -1,7 +1,8 @@
 #!/bin/bash
 # largeblock-run's man page is well-formed POD and documents every long
 # option that --help lists, the crash test's exit statuses and the
-# variables its commands get, and the README shows a crash loop.
+# variables its commands get; --version prints the version; and the
+# README shows a crash loop.
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 
 pod="$abs_top_srcdir/docs/largeblock-run.pod"
@@ -9,6 +10,9 @@ check_pod "$pod"
 "$abs_top_builddir/server/largeblock-run" --help >"$tmpdir/help" ||
     fail "largeblock-run --help failed"
 options=$(check_pod_items "$pod" "$tmpdir/help" 11) || exit 1
+version=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$abs_top_builddir/config.h")
+[ "$("$abs_top_builddir/server/largeblock-run" --version)" = "largeblock-run $version" ] ||
+    fail "largeblock-run --version does not print 'largeblock-run $version'"
 for status in 10 11 12 13 14 15; do
     grep -q "^=item B<$status>" "$pod" || fail "exit status $status undocumented"
     grep -qE "= $status, " "$abs_top_srcdir/server/crash.c" ||

@@ -1,7 +1,8 @@
 #!/bin/bash
 # largeblock-vm's man page is well-formed POD and documents every long
 # option that --help lists, its exit statuses and the variables COMMAND
-# gets, and the README shows the tool in use.  No guest is booted.
+# gets; --version prints the version; and the README shows the tool in
+# use.  No guest is booted.
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 
 pod="$abs_top_srcdir/docs/largeblock-vm.pod"
@@ -9,6 +10,9 @@ vm="$abs_top_builddir/server/largeblock-vm"
 check_pod "$pod"
 "$vm" --help >"$tmpdir/help" || fail "largeblock-vm --help failed"
 options=$(check_pod_items "$pod" "$tmpdir/help" 11) || exit 1
+version=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$abs_top_builddir/config.h")
+[ "$("$abs_top_builddir/server/largeblock-vm" --version)" = "largeblock-vm $version" ] ||
+    fail "largeblock-vm --version does not print 'largeblock-vm $version'"
 for status in 123 124 125; do
     grep -q "^=item B<$status>" "$pod" || fail "exit status $status undocumented"
 done
