@@ -22,22 +22,40 @@
  * Read-only (--verify-only) opens take none of these steps: reading
  * destroys nothing, and a re-check of a device another program holds is
  * allowed.  Nothing is ever created or truncated.  libblkid reads
- * through the page cache at offsets of its choosing, so the descriptor
- * gets O_DIRECT (fcntl) only after the probe.
+ * through the page cache at offsets of its choosing, so a regular file
+ * gets O_DIRECT (fcntl) only after the probe.  A block device gets it
+ * before: a large-sector device attached a moment ago can still have
+ * 4 KiB page-cache blocks, and the reads it then sends are below its
+ * logical block (the plugin refuses them: EIO).  Its head and tail,
+ * where signatures live, are copied with aligned direct reads into a
+ * sparse memory file of the same size, and libblkid probes that.
  */
 #include <config.h>
 
 #include <blkid.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <linux/fs.h>
 
 #include "target.h"
 
 #define PREFIX "largeblock-verify: "
+
+/* How much of a device's head and of its tail the probe copies: more
+ * than any signature libblkid looks for needs (btrfs at 64 KiB, ZFS
+ * labels at 256 KiB from either end, md 0.90 64 KiB from the end, the
+ * backup GPT in the last sectors).  A multiple of every logical block.
+ */
+#define PROBE_SPAN (4u << 20)
 
 /* Open path without following a final symbolic link to anything but a
  * block device.  Returns the descriptor, or -1 with errno set; ELOOP:
@@ -128,6 +146,60 @@ print_signature (blkid_probe pr, const char *path)
   fprintf (stderr, "; refusing to overwrite it (use --force)\n");
 }
 
+/* Copy len bytes at off of dev (O_DIRECT; off and len multiples of its
+ * logical block) into image at the same offset.  0, or -1 with errno.
+ */
+static int
+copy_span (int dev, int image, void *buf, uint64_t off, uint64_t len)
+{
+  while (len > 0) {
+    size_t n = len < PROBE_SPAN ? (size_t) len : PROBE_SPAN;
+    ssize_t r = pread (dev, buf, n, (off_t) off);
+
+    if (r <= 0) {
+      if (r == 0)
+        errno = EIO;
+      return -1;
+    }
+    if (pwrite (image, buf, (size_t) r, (off_t) off) != r)
+      return -1;
+    off += (uint64_t) r;
+    len -= (uint64_t) r;
+  }
+  return 0;
+}
+
+/* A sparse memory file as large as block device dev (already O_DIRECT)
+ * holding its head and tail.  The descriptor, or -1 with errno set.
+ */
+static int
+probe_image_of_device (int dev)
+{
+  uint64_t size, head, tail_off;
+  void *buf = NULL;
+  int image, err;
+
+  if (ioctl (dev, BLKGETSIZE64, &size) == -1)
+    return -1;
+  image = memfd_create ("largeblock-verify-probe", MFD_CLOEXEC);
+  if (image == -1)
+    return -1;
+  head = size < PROBE_SPAN ? size : PROBE_SPAN;
+  tail_off = size - head > head ? size - head : head;
+  if (ftruncate (image, (off_t) size) == -1 ||
+      (errno = posix_memalign (&buf, 65536, PROBE_SPAN)) != 0 ||
+      copy_span (dev, image, buf, 0, head) == -1 ||
+      copy_span (dev, image, buf, tail_off, size - tail_off) == -1) {
+    err = errno;
+    free (buf);
+    close (image);
+    errno = err;
+    return -1;
+  }
+  free (buf);
+  return image;
+}
+
 /* Refuse fd when libblkid finds a signature on it.  Returns
  * TARGET_CLAIM_OK, or another status after printing one line.
  */
@@ -171,8 +243,37 @@ out:
   return status;
 }
 
+static int
+set_direct (int fd, const char *path)
+{
+  if (fcntl (fd, F_SETFL, O_DIRECT) == -1) {
+    fprintf (stderr, PREFIX "cannot open %s with O_DIRECT: %s\n", path,
+             strerror (errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* check_no_signature on a regular file itself, on a device's image. */
+static enum target_claim_status
+check_device_or_file (int fd, bool is_device, const char *path)
+{
+  enum target_claim_status status;
+  int image = is_device ? probe_image_of_device (fd) : fd;
+
+  if (image == -1) {
+    fprintf (stderr, PREFIX "cannot look for signatures on %s: %s\n", path,
+             strerror (errno));
+    return TARGET_CLAIM_FAILED;
+  }
+  status = check_no_signature (image, path);
+  if (is_device)
+    close (image);
+  return status;
+}
+
 /* From the opened file to the run's descriptor: a device or a regular
- * file, free of signatures unless force, then O_DIRECT and blocking.
+ * file, free of signatures unless force, and O_DIRECT.
  */
 static enum target_claim_status
 check_and_set_direct (int fd, const char *path, bool write, bool force)
@@ -191,16 +292,15 @@ check_and_set_direct (int fd, const char *path, bool write, bool force)
              path);
     return TARGET_CLAIM_FAILED;
   }
+  if (S_ISBLK (st.st_mode) && set_direct (fd, path) == -1)
+    return TARGET_CLAIM_FAILED;
   if (write && !force) {
-    status = check_no_signature (fd, path);
+    status = check_device_or_file (fd, S_ISBLK (st.st_mode), path);
     if (status != TARGET_CLAIM_OK)
       return status;
   }
-  if (fcntl (fd, F_SETFL, O_DIRECT) == -1) {
-    fprintf (stderr, PREFIX "cannot open %s with O_DIRECT: %s\n", path,
-             strerror (errno));
+  if (!S_ISBLK (st.st_mode) && set_direct (fd, path) == -1)
     return TARGET_CLAIM_FAILED;
-  }
   return TARGET_CLAIM_OK;
 }
 
