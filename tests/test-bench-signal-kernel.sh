@@ -12,6 +12,22 @@ source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 source "$abs_top_srcdir/tests/run-functions.sh"
 source "$abs_top_srcdir/tests/bench-functions.sh"
 
+# group_members PGID: the live processes of group PGID.  A zombie is
+# not one: a dead child of a killed member waits there for init.
+group_members () {
+    ps -e -o pgid=,stat=,pid=,args= | awk -v g="$1" '$1 == g && $2 !~ /^Z/'
+}
+# group_empty PGID: true once the group has no live member (a member
+# killed a moment ago may take a while to go: up to 10 s).
+group_empty () {
+    local i
+    for (( i=0; i<1000; i++ )); do
+        [ -z "$(group_members "$1")" ] && return 0
+        sleep 0.01
+    done
+    return 1
+}
+
 export LARGEBLOCK_RUN LARGEBLOCK_BENCH_TMPFS="$tmpdir"
 ready="$tmpdir/fio-on-a-device"
 real_fio=$(command -v fio)
@@ -63,8 +79,8 @@ stop_at_kernel () {
     else kill "-$sig" "$pid"; fi
     wait "$pid" || rc=$?
     cat "$tmpdir/progress" >&2
-    if pgrep -g "$pid" >/dev/null; then
-        pgrep -ag "$pid" >&2
+    if ! group_empty "$pid"; then
+        group_members "$pid" >&2
         fail "SIG$sig: a process the bench started remains"
     fi
     bench_pid=
