@@ -778,11 +778,15 @@ class KernelPaths:
         fuse_dir = os.path.join(workdir, name + ".fuse")
         os.mkdir(fuse_dir)
         pidfile = os.path.join(workdir, name + ".fuse.pid")
+        # In a session of its own: nbdfuse given a Ctrl-C meant for the
+        # bench would lazily unmount itself under the loop device, whose
+        # backing file then shows no path to find it by.
         with held():
             fuse = subprocess.Popen(["nbdfuse", "-P", pidfile,
                                      os.path.join(fuse_dir, "disk"),
                                      "--unix", server.socket],
-                                    stdin=subprocess.DEVNULL)
+                                    stdin=subprocess.DEVNULL,
+                                    start_new_session=True)
             on_teardown(lambda: unmount_fuse(fuse, fuse_dir))
         start = time.monotonic()
         while not os.path.exists(pidfile):

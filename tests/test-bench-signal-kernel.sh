@@ -4,9 +4,10 @@
 # loop over its own nbdkit, a loop device over a tmpfs file) -- undoes
 # everything it made and exits 128+N: no loop device on its files, no
 # FUSE mount, no server, nbdfuse, largeblock-run or fio, no temporary
-# directory (lbbench.* and lbbench-kernel.*).  SIGTERM and SIGHUP go to
-# the bench alone; SIGINT goes to its whole process group, as Ctrl-C
-# does, so every child sees it too.  A fio wrapper marks the moment: on
+# directory (lbbench.* and lbbench-kernel.*).  Loop devices are found by
+# their backing file's device and inode, which outlive its path.  SIGTERM
+# and SIGHUP go to the bench alone; SIGINT goes to its whole process
+# group, as Ctrl-C does, so every child sees it too.  A fio wrapper marks the moment: on
 # a kernel device it says so and runs until it is stopped.
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 source "$abs_top_srcdir/tests/run-functions.sh"
@@ -32,15 +33,34 @@ export LARGEBLOCK_RUN LARGEBLOCK_BENCH_TMPFS="$tmpdir"
 ready="$tmpdir/fio-on-a-device"
 real_fio=$(command -v fio)
 mkdir "$tmpdir/bin"
+# The wrapper also notes each loop device on a file under $tmpdir while
+# all four are attached: a device left on a lazily unmounted FUSE file
+# shows that file's path as seen from the mount ("/disk"), so the path
+# alone would not find it afterwards.
+loops="$tmpdir/loops-attached"
 cat >"$tmpdir/bin/fio" <<EOF
 #!/bin/sh
 case " \$* " in
-*" --filename=/dev/"*) touch '$ready'
+*" --filename=/dev/"*)
+    losetup --list --noheadings -O NAME,BACK-FILE |
+        grep -F '$tmpdir/' >'$loops'
+    touch '$ready'
     exec '$real_fio' "\$@" --time_based --runtime=600s ;;
 esac
 exec '$real_fio' "\$@"
 EOF
 chmod +x "$tmpdir/bin/fio"
+# left_on_our_files LIST: print and succeed if a device of LIST ("NAME
+# PATH" lines) is still on PATH, or on PATH's last component under a
+# mount gone lazily ("/disk").
+left_on_our_files () {
+    losetup --list --noheadings -O NAME,BACK-FILE |
+        awk 'NR == FNR { ours[$1] = $2; next }
+             ($1 in ours) {
+                 p = ours[$1]; sub(/.*\//, "/", p)
+                 if ($2 == ours[$1] || $2 == p) { print; found = 1 } }
+             END { exit !found }' "$1" -
+}
 bench_pid=
 # On a failure half-way: its group gets SIGTERM, then SIGKILL.
 stop_bench_group () {
@@ -87,6 +107,14 @@ stop_at_kernel () {
     [ "$rc" -eq $((128 + $(kill -l "$sig"))) ] ||
         fail "SIG$sig to the bench's $target: exit status $rc"
     assert_nothing_left
+    [ "$(wc -l <"$loops")" -ge 3 ] ||
+        fail "SIG$sig: the fio wrapper saw $(wc -l <"$loops") of our loop devices"
+    if left=$(left_on_our_files "$loops"); then
+        echo "$left" >&2
+        # They are ours (name and file match): detach before failing.
+        awk '{print $1}' <<<"$left" | xargs -r -n1 losetup -d
+        fail "SIG$sig: loop devices on the bench's files remain"
+    fi
     if ls -d "$tmpdir"/lbbench* 2>/dev/null; then
         fail "SIG$sig: the bench's temporary directories remain"
     fi
