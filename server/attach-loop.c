@@ -140,7 +140,7 @@ detach_loop (struct run *run, struct disk *d)
   /* After fusermount3 -u nbdfuse exits by itself; one that never
    * mounted (stopped while starting) is told to. */
   if (was_mounted)
-    proc_poll_until (nbdfuse_exited, d, PROC_GRACE_MS, 10, false);
+    proc_poll_until (nbdfuse_exited, d, proc_grace_ms (), 10, false);
   if (d->fuse_pid > 0)
     verbose (run, "stopping nbdfuse (pid %d)", (int) d->fuse_pid);
   proc_stop ("nbdfuse", &d->fuse_pid);

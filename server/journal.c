@@ -448,9 +448,9 @@ stop_noted_process (struct leftovers *l, char *rest)
   }
   verbose (l->run, "stopping %s (pid %ld)", rest + n, pid);
   pidfd_send_signal (pidfd, SIGTERM, NULL, 0);
-  if (!pidfd_exited (pidfd, PROC_GRACE_MS)) {
+  if (!pidfd_exited (pidfd, proc_grace_ms ())) {
     pidfd_send_signal (pidfd, SIGKILL, NULL, 0);
-    if (!pidfd_exited (pidfd, PROC_GRACE_MS)) {
+    if (!pidfd_exited (pidfd, proc_grace_ms ())) {
       fprintf (stderr, PROG ": --cleanup: pid %ld survives SIGKILL\n", pid);
       l->failures++;
     }

@@ -194,8 +194,12 @@ parse_options (struct run *run, int argc, char **argv)
     { NULL, 0, NULL, 0 }
   };
   int c, dashdash;
-  char *end;
+  char *end, err[128];
 
+  if (proc_read_stop_timeout (err, sizeof err) == -1) {
+    fprintf (stderr, PROG ": %s\n", err);
+    return -1;
+  }
   while ((c = getopt_long (argc, argv, "+hv", longopts, NULL)) != -1) {
     switch (c) {
     case O_ATTACH: run->opt.attach = optarg; break;

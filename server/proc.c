@@ -30,6 +30,7 @@ static volatile sig_atomic_t caught_signal;
 static sigset_t handled;       /* blocked except inside wait_event */
 static sigset_t while_waiting; /* the mask inside wait_event */
 static bool initialised;
+static int grace_ms = PROC_GRACE_MS_DEFAULT;
 
 static void
 on_terminating_signal (int sig)
@@ -422,7 +423,7 @@ pass_on_signal (pid_t pid, enum proc_on_signal on_signal, int sig)
     return now_ms () + STOP_GRACE_MS;
   }
   kill (pid, sig);
-  return now_ms () + PROC_GRACE_MS;
+  return now_ms () + grace_ms;
 }
 
 /* Copy what fd has now to to_fd; false at EOF or error. */
@@ -542,8 +543,7 @@ proc_stop (const char *what, pid_t *pid)
 {
   if (*pid <= 0)
     return;
-  for (int waited_ms = 0; waited_ms < PROC_GRACE_MS;
-       waited_ms += RESEND_TERM_MS) {
+  for (int waited_ms = 0; waited_ms < grace_ms; waited_ms += RESEND_TERM_MS) {
     signal_child (*pid, SIGTERM);
     if (proc_poll_until (reaped, pid, RESEND_TERM_MS, 10, false))
       return;
@@ -555,6 +555,34 @@ proc_stop (const char *what, pid_t *pid)
 }
 
 /* ---- small helpers ---- */
+
+int
+proc_grace_ms (void)
+{
+  return grace_ms;
+}
+
+int
+proc_read_stop_timeout (char *err, size_t errlen)
+{
+  const char *value = getenv ("LARGEBLOCK_STOP_TIMEOUT");
+  char *end;
+  long s;
+
+  if (!value)
+    return 0;
+  errno = 0;
+  s = strtol (value, &end, 10);
+  if (errno || end == value || *end || s < 1 || s > PROC_STOP_TIMEOUT_MAX_S) {
+    snprintf (err, errlen,
+              "LARGEBLOCK_STOP_TIMEOUT=%s: must be whole seconds from 1 "
+              "to %d",
+              value, PROC_STOP_TIMEOUT_MAX_S);
+    return -1;
+  }
+  grace_ms = (int) s * 1000;
+  return 0;
+}
 
 bool
 proc_exited_zero (int status)

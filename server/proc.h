@@ -38,11 +38,24 @@ enum proc_on_signal {
                  * child's process group, SIGKILL it if it
                  * lives on; the wait returns promptly */
   PROC_FORWARD, /* the user's command: pass the signal to
-                 * it and give it PROC_GRACE_MS to end */
+                 * it and give it proc_grace_ms() to end */
   PROC_FINISH,  /* teardown step: let it run to the end */
 };
 
-#define PROC_GRACE_MS 5000
+/* How long a process told to stop gets before SIGKILL: 5 s, or
+ * LARGEBLOCK_STOP_TIMEOUT seconds.  A server that takes longer to end
+ * (one under valgrind, one flushing a large file disk to slow storage)
+ * would otherwise be killed and reported as ignoring SIGTERM.
+ */
+#define PROC_GRACE_MS_DEFAULT 5000
+#define PROC_STOP_TIMEOUT_MAX_S 3600
+int proc_grace_ms (void);
+
+/* Read LARGEBLOCK_STOP_TIMEOUT into proc_grace_ms(); -1 with a one-line
+ * message in err if it is set but not whole seconds from 1 to
+ * PROC_STOP_TIMEOUT_MAX_S.
+ */
+int proc_read_stop_timeout (char *err, size_t errlen);
 
 struct proc_spec {
   char *const *argv; /* argv[0] is found on PATH */
@@ -91,7 +104,7 @@ int proc_wait_relay (pid_t *pid, enum proc_on_signal on_signal, int out_fd,
                      int err_fd, int timeout_ms, bool *timed_out);
 
 /* Stop a daemon we started: SIGTERM to its process group, repeated in
- * case it was not yet listening, SIGKILL after PROC_GRACE_MS; reaped.
+ * case it was not yet listening, SIGKILL after proc_grace_ms(); reaped.
  * Sets *pid = 0.  Signals caught meanwhile do not shorten it.
  */
 void proc_stop (const char *what, pid_t *pid);

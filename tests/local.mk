@@ -182,6 +182,17 @@ integration_tests += \
 	tests/test-run-nbd-stub-client.sh \
 	tests/test-run-attach-nbd-unavailable.sh \
 	tests/test-run-nbd-xfs.sh \
+	$(run_process_tests) \
+	tests/test-run-crash-xfs.sh \
+	tests/test-run-crash-options.sh \
+	tests/test-run-crash-stages.sh \
+	tests/test-run-mount-dir-created.sh \
+	tests/test-run-teardown-device-held.sh \
+	tests/test-run-no-command.sh \
+	tests/test-run-docs-cover-every-option.sh
+# largeblock-run's own process handling: a signal at every step, dead
+# runs' --cleanup (check-valgrind leaves them out: tests/harden.mk).
+run_process_tests = \
 	tests/test-run-signal-steps.sh \
 	tests/test-run-signal-ctrl-c.sh \
 	tests/test-run-signal-in-teardown-sets-status.sh \
@@ -190,14 +201,7 @@ integration_tests += \
 	tests/test-run-sigkill-cleanup.sh \
 	tests/test-run-cleanup-planted-journal.sh \
 	tests/test-run-cleanup-symlink-swap.sh \
-	tests/test-run-cleanup-beside-starting-runs.sh \
-	tests/test-run-crash-xfs.sh \
-	tests/test-run-crash-options.sh \
-	tests/test-run-crash-stages.sh \
-	tests/test-run-mount-dir-created.sh \
-	tests/test-run-teardown-device-held.sh \
-	tests/test-run-no-command.sh \
-	tests/test-run-docs-cover-every-option.sh
+	tests/test-run-cleanup-beside-starting-runs.sh
 EXTRA_DIST += tests/run-functions.sh tests/write-remount-verify.sh \
 	tests/cleanup-functions.sh \
 	tests/signal-functions.sh tests/helpers/slow-tool.sh \

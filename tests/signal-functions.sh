@@ -8,8 +8,13 @@
 # left; a failing case is recorded, cleaned up after, and the test goes
 # on so that one run lists every case that fails (check_all at the end).
 
-# Hang detector only: a correct run exits within a couple of seconds.
-HANG_BOUND_S=${LB_SIGNAL_HANG_BOUND:-15}
+# Hang detector only: a correct run exits within a couple of seconds
+# (under valgrind, within LARGEBLOCK_STOP_TIMEOUT of each server stop).
+if [ -n "${LB_VALGRIND:-}" ]; then
+    HANG_BOUND_S=${LB_SIGNAL_HANG_BOUND:-60}
+else
+    HANG_BOUND_S=${LB_SIGNAL_HANG_BOUND:-15}
+fi
 
 # The disk every case uses (mkfs.xfs refuses less than 300 MB).
 DISK=(--mkfs=xfs --mount blksize=16k logical-blksize=16k size=512M)

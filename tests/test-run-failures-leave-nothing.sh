@@ -1,9 +1,10 @@
 #!/bin/bash
 # largeblock-run: every failure path tears down and leaves nothing:
 # invalid PARAM (plugin's message, nothing attached), unknown --attach
-# method, unknown filesystem, an XFS sector size above 32k (refused in
-# one line before anything starts), failing mkfs option, failing and killed
-# COMMAND, SIGTERM to largeblock-run during COMMAND and during mkfs.
+# method, a bad LARGEBLOCK_STOP_TIMEOUT, unknown filesystem, an XFS
+# sector size above 32k (refused in one line before anything starts),
+# failing mkfs option, failing and killed COMMAND, SIGTERM to
+# largeblock-run during COMMAND and during mkfs.
 : "${abs_top_srcdir:?run through make check}"
 source "$abs_top_srcdir/tests/functions.sh" || exit 1
 source "$abs_top_srcdir/tests/run-functions.sh" || exit 1
@@ -36,6 +37,16 @@ lbrun --attach=floppy size=64M -- true
 [ "$rc" -eq 1 ] || fail "unknown --attach accepted"
 expect_msg "largeblock-run: --attach=floppy: must be auto, nbd or loop"
 assert_nothing_left
+
+# A stop timeout that is not whole seconds 1..3600: one line, nothing starts.
+for bad in 0 abc 5s 3601; do
+    LARGEBLOCK_STOP_TIMEOUT=$bad lbrun size=64M -- true
+    [ "$rc" -eq 1 ] || fail "LARGEBLOCK_STOP_TIMEOUT=$bad: status $rc"
+    [ "$(wc -l <"$run_err")" -eq 1 ] ||
+        fail "LARGEBLOCK_STOP_TIMEOUT=$bad: expected one line"
+    expect_msg "largeblock-run: LARGEBLOCK_STOP_TIMEOUT=$bad: must be whole seconds from 1 to 3600"
+    assert_nothing_left
+done
 
 lbrun --mkfs=zfs size=64M -- true
 [ "$rc" -ne 0 ] || fail "unknown filesystem accepted"
