@@ -8,7 +8,7 @@ TESTS += $(instrumented_tests) $(bench_smoke_tests)
 instrumented_tests = $(unit_lib_tests) tests/unit-server.tap \
 	tests/stress-ramstore $(integration_tests)
 EXTRA_DIST += $(unit_lib_tests) tests/unit-server.tap tests/functions.sh \
-	tests/lbtest.py
+	tests/lbtest.py tests/docexamples.py
 
 # ---- unit tests: one Check suite per lib/ module, one runner ----
 # Each suite is a test of its own (tests/unit-lib-SUITE.tap runs
@@ -127,6 +127,7 @@ integration_tests += \
 	tests/test-docs-statsfile-example-is-real.sh \
 	tests/test-docs-tls-refusal-is-real.sh \
 	tests/test-docs-blockdev-output-is-real.sh \
+	tests/test-docs-examples-run.py \
 	tests/test-config-errors.sh \
 	tests/test-startup-7e.sh \
 	tests/test-block-sizes.py \
