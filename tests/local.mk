@@ -195,6 +195,7 @@ integration_tests += \
 	tests/test-run-crash-xfs.sh \
 	tests/test-run-crash-options.sh \
 	tests/test-run-crash-stages.sh \
+	tests/test-run-crash-empty-cache-warns.sh \
 	tests/test-run-mount-dir-created.sh \
 	tests/test-run-teardown-device-held.sh \
 	tests/test-run-no-command.sh \
