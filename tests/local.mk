@@ -243,6 +243,9 @@ EXTRA_DIST += tests/lib-functions.sh
 # and largeblock-run serving the plugin installed with it.
 integration_tests += tests/test-install-run-finds-its-plugin.sh
 
+# scripts/run-tests.sh: failures, skips and the summary, not every PASS.
+integration_tests += tests/test-run-tests-prints-failures-not-passes.sh
+
 # Hardening (docs/testing.md): protocol abuse, least privilege, resource
 # exhaustion, the fuzzers' seeds and past crashes.
 integration_tests += \
