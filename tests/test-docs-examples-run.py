@@ -24,7 +24,8 @@ nbdkit shim that serves the built plugin for the name "largeblock" and
 adds a pid file (and, if the example gives no socket, a private Unix
 socket instead of TCP port 10809, which every test on the host shares).
 Whatever an example leaves -- mounts, loop devices, FUSE mounts, servers
--- is removed afterwards, and on any failure or signal: only what lies
+-- is removed afterwards (and a power-cut FIFO left once its server has
+stopped fails the test: the server removes the one it made), and on any failure or signal: only what lies
 under the scratch directory, and servers whose command line names it.
 """
 import glob
@@ -32,6 +33,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -270,6 +272,7 @@ class World:
             subprocess.call(["fusermount3", "-u", mnt])
         for pidfile in glob.glob(under + "**/*.pid", recursive=True):
             stop_server(pidfile, under)
+        return fifos_under(under)
 
     def close(self):
         self.clean(self.top)
@@ -294,6 +297,18 @@ pre=()
 [ -z "$own_sock" ] || pre+=(-U "$TMPDIR/nbdkit.$$.sock")
 exec {nbdkit} "${{pre[@]}}" "${{args[@]}}"
 """
+
+
+def fifos_under(under):
+    """FIFOs left under the directory once every server stopped: a
+    power-cut FIFO that outlived the server that made it."""
+    found = []
+    for root, _, files in os.walk(under):
+        for name in files:
+            path = os.path.join(root, name)
+            if stat.S_ISFIFO(os.lstat(path).st_mode):
+                found.append(path)
+    return found
 
 
 def mounts_under(under, fuse):
@@ -421,6 +436,12 @@ def run_example(world, example, shown, scratch):
                      spec.get("vary", []))
 
 
+def check_no_fifo_left(what, fifos):
+    if fifos:
+        fail("%s: a FIFO outlived the server that made it: %s" %
+             (getattr(what, "ident", what), " ".join(fifos)))
+
+
 def check_quick_start_server():
     for rel in ("README.md", "scripts/serve-example.sh"):
         with open(os.path.join(SRC, rel)) as f:
@@ -457,9 +478,9 @@ def main():
                 try:
                     run_example(world, example, shown, scratch)
                 finally:
-                    if scratch != shared:
-                        world.clean(scratch)
-            world.clean(shared)
+                    left = world.clean(scratch) if scratch != shared else []
+                check_no_fifo_left(example, left)
+            check_no_fifo_left(path, world.clean(shared))
     finally:
         world.close()
     print("every runnable example ran as written")
