@@ -11,9 +11,10 @@ An example is a code block right after an annotation that names it:
 The annotation applies to the next code block (a fenced or 4-space
 indented block in Markdown, a verbatim paragraph in POD), with only blank
 lines between.  "output: ID" marks what the docs show the example ID
-printing.  A code block that is not annotated but reads like a shell
-command line (its first command is one of COMMANDS) is returned as
-"unannotated", so a new example cannot go unnoticed.  POD SYNOPSIS
+printing.  A code block that is not annotated but is a shell block (a
+Markdown block fenced as ```sh, or any block whose first command is one
+of COMMANDS) is returned as "unannotated", so a new example cannot go
+unnoticed.  POD SYNOPSIS
 sections are not examples.
 """
 import re
@@ -129,8 +130,8 @@ def pod_blocks(path, lines):
 def _annotated(path, line, text, pending, lang=""):
     if pending:
         return Block(path, line, text, pending[0], pending[1], lang)
-    kind = "unannotated" if lang in ("", "sh") and looks_like_shell(text) \
-        else None
+    shell = lang == "sh" or (lang == "" and looks_like_shell(text))
+    kind = "unannotated" if shell else None
     return Block(path, line, text, kind, None, lang)
 
 

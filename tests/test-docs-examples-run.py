@@ -86,6 +86,7 @@ EXAMPLES = {
     "plugin-memory-limit": {},
     "plugin-statsfile": {},
     "plugin-file-image": {},
+    "plugin-file-image-restart": {"twice": True},
     "plugin-nbdinfo": {},
     "plugin-qemu": {},
     "plugin-nbdfuse-xfs": {},
@@ -391,6 +392,10 @@ def run_block(world, example, scratch, spec):
         out, _ = p.communicate()
         fail("%s: example %s did not end in 180 s; it printed:\n%s" %
              (example.where(), example.ident, out))
+    except BaseException:       # a signal: stop the example, then clean
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        raise
     took = time.monotonic() - start
     return p.returncode, out, took
 
@@ -482,6 +487,8 @@ def main():
                 check_no_fifo_left(example, left)
             check_no_fifo_left(path, world.clean(shared))
     finally:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)   # clean up to the end
         world.close()
     print("every runnable example ran as written")
 
