@@ -46,7 +46,12 @@ SRC = os.environ.get("abs_top_srcdir") or \
     os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("abs_top_builddir", SRC)
 PLUGIN = os.environ.get("LARGEBLOCK_PLUGIN")
-NBDKIT = os.environ.get("NBDKIT_REAL") or shutil.which("nbdkit")
+# make check's nbdkit: the wrapper that preloads the sanitizer runtime an
+# instrumented plugin needs, when there is one.
+# Absolute paths: PATH starts with the shim named nbdkit.
+NBDKIT = shutil.which(os.environ.get("NBDKIT") or "nbdkit")
+if os.environ.get("NBDKIT_REAL"):
+    os.environ["NBDKIT_REAL"] = shutil.which(os.environ["NBDKIT_REAL"])
 
 DOCS = ["README.md", "docs/crash-testing.md"] + sorted(
     os.path.relpath(p, SRC) for p in glob.glob(os.path.join(SRC, "docs",
