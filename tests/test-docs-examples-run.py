@@ -7,8 +7,8 @@ The examples are read from the docs themselves (tests/docexamples.py): a
 code block annotated "example: ID" is run, and the blocks annotated
 "output: ID", or its own trailing "# ..." lines, are what it must print
 (in order, among other lines; a shown line ending in "..." matches any
-line it begins).  A shell-looking block that is not annotated must be in
-NOT_RUN below with the reason it cannot run here; an annotation or a
+line it begins).  A shell block (fenced as ```sh, or starting with a
+command) that is not annotated must be in NOT_RUN below with the reason it cannot run here; an annotation or a
 NOT_RUN entry that matches nothing fails too, so a doc change breaks
 this test.
 
@@ -24,9 +24,10 @@ nbdkit shim that serves the built plugin for the name "largeblock" and
 adds a pid file (and, if the example gives no socket, a private Unix
 socket instead of TCP port 10809, which every test on the host shares).
 Whatever an example leaves -- mounts, loop devices, FUSE mounts, servers
--- is removed afterwards (and a power-cut FIFO left once its server has
-stopped fails the test: the server removes the one it made), and on any failure or signal: only what lies
-under the scratch directory, and servers whose command line names it.
+-- is removed afterwards, also on any failure or signal: only what lies
+under the scratch directory, and servers whose command line names it.  A
+power-cut FIFO still there once its server has stopped fails the test:
+the server removes the one it made.
 """
 import glob
 import os
@@ -47,8 +48,8 @@ SRC = os.environ.get("abs_top_srcdir") or \
 BUILD = os.environ.get("abs_top_builddir", SRC)
 PLUGIN = os.environ.get("LARGEBLOCK_PLUGIN")
 # make check's nbdkit: the wrapper that preloads the sanitizer runtime an
-# instrumented plugin needs, when there is one.
-# Absolute paths: PATH starts with the shim named nbdkit.
+# instrumented plugin needs, when there is one.  Absolute paths, since
+# the examples' PATH starts with the shim named nbdkit.
 NBDKIT = shutil.which(os.environ.get("NBDKIT") or "nbdkit")
 if os.environ.get("NBDKIT_REAL"):
     os.environ["NBDKIT_REAL"] = shutil.which(os.environ["NBDKIT_REAL"])
@@ -69,7 +70,7 @@ EXAMPLE_SERVER = "size=512M blksize=16k logical-blksize=16k"
 #   cwd     "build": run in the build tree (for its relative paths)
 #   twice   run it twice (a server example that must be restartable)
 #   loop_image  a file of this size with XFS on a loop device is made
-#           first, named $EXAMPLE_LOOP (examples that name /dev/loop0)
+#           first, and stands for the /dev/loop0 the example names
 EXAMPLES = {
     "readme-run-xfs": {},
     "readme-run-cleanup": {},
