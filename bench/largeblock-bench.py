@@ -30,7 +30,8 @@ seconds' subset, for the smoke tests in make check.  Stopped by SIGTERM,
 SIGINT or SIGHUP, it tears down every server, mount, loop device and
 temporary directory it made and exits 128+N, writing no report.
 
-Environment: LARGEBLOCK_PLUGIN (the plugin .so), NBDKIT, LARGEBLOCK_RUN
+Environment: LARGEBLOCK_PLUGIN (the plugin .so; default the one built
+in this checkout, never an installed one by name), NBDKIT, LARGEBLOCK_RUN
 (server/largeblock-run), LARGEBLOCK_VM (server/largeblock-vm, default
 next to largeblock-run), LARGEBLOCK_VM_CACHE (as largeblock-vm's),
 LARGEBLOCK_BENCH_TMPFS (a tmpfs directory, default /dev/shm); run with a
@@ -57,7 +58,12 @@ KiB, MiB, GiB = 1024, 1024 ** 2, 1024 ** 3
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PR_SET_THP_DISABLE = 41
 
-PLUGIN = os.environ.get("LARGEBLOCK_PLUGIN", "largeblock")
+# The plugin built beside this script, never nbdkit's "largeblock" by
+# name, which could load an installed copy of another version.
+BUILT_PLUGIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                            "plugins", "largeblock", ".libs",
+                            "nbdkit-largeblock-plugin.so")
+PLUGIN = os.path.realpath(os.environ.get("LARGEBLOCK_PLUGIN") or BUILT_PLUGIN)
 NBDKIT = os.environ.get("NBDKIT", "nbdkit")
 COPY_COST = os.environ.get("LARGEBLOCK_COPY_COST")   # bench/copy-cost
 
@@ -1740,6 +1746,11 @@ def main():
         return
     if shutil.which("fio") is None:
         sys.exit("largeblock-bench: fio is not installed")
+    if not os.path.isfile(PLUGIN):
+        sys.exit("largeblock-bench: plugin %s: no such file (build it, or "
+                 "set LARGEBLOCK_PLUGIN to a plugin .so)" % PLUGIN)
+    print("largeblock-bench: serving the plugin " + PLUGIN, file=sys.stderr,
+          flush=True)
     quick = args.quick
     runtime = args.runtime or (0.3 if quick else 1.0)
     reps = args.reps or (1 if quick else 3)

@@ -9,7 +9,8 @@
  * server), attaches the export again over a new connection (which sees
  * the post-cut image), mounts it (log recovery), runs --check's shell
  * command, unmounts, runs the filesystem's read-only checker, and
- * prints one summary line.  Each stage that
+ * prints one summary line (and a warning when the cut found no
+ * unflushed data, so tested nothing).  Each stage that
  * fails gives its own exit status (crash_test's comment).
  *
  * Owns the FIFO and statsfile it adds to the parameters (in the run's
@@ -301,6 +302,24 @@ after_cut (struct run *run, struct disk *d, int *reached)
   return 0;
 }
 
+/* A cut that found nothing unflushed in the write cache tested nothing:
+ * the workload's writes were all flushed, or never left the page cache
+ * (buffered writes that no fsync, sync_file_range or writeback pushed
+ * out).  Say so in one line; the run itself is not failed.
+ */
+static void
+warn_if_cache_was_empty (const struct cut_watch *w)
+{
+  if (w->st.blocks_kept + w->st.blocks_lost + w->st.blocks_torn != 0)
+    return;
+  fprintf (stderr,
+           PROG
+           ": warning: the power cut found the write cache empty "
+           "(kept, lost and torn all 0), so it tested nothing: every "
+           "write was flushed, or never left the page cache (see WORKLOAD "
+           "in largeblock-run(1))\n");
+}
+
 /* Everything after set-up.  The exit status: 0 when the filesystem
  * mounted after the cut and both checks passed; else the CRASH_* of
  * the first stage that failed, 1 for an internal failure, 128+N for a
@@ -335,6 +354,8 @@ crash_test (struct run *run)
   known = read_cut_stats (&w) == 0;
   if (!known)
     fprintf (stderr, PROG ": %s\n", w.why);
+  else
+    warn_if_cache_was_empty (&w);
   printf ("crash-test: mode=%s seed=%" PRIu64 " cuts=%" PRIu64 " kept=%" PRIu64
           " lost=%" PRIu64 " torn=%" PRIu64
           " workload=%d reattach=%s mount=%s check=%s fsck=%s\n",

@@ -8,7 +8,7 @@ TESTS += $(instrumented_tests) $(bench_smoke_tests)
 instrumented_tests = $(unit_lib_tests) tests/unit-server.tap \
 	tests/stress-ramstore $(integration_tests)
 EXTRA_DIST += $(unit_lib_tests) tests/unit-server.tap tests/functions.sh \
-	tests/lbtest.py
+	tests/lbtest.py tests/docexamples.py
 
 # ---- unit tests: one Check suite per lib/ module, one runner ----
 # Each suite is a test of its own (tests/unit-lib-SUITE.tap runs
@@ -171,6 +171,14 @@ check-instrumented:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(instrumented_tests)"
 .PHONY: check-instrumented
 
+# The docs' shell examples, run as written (tests/docexamples.py finds
+# them).  Left out of the instrumented passes too: they run documented
+# commands whose plugin paths the tests above reach, and under valgrind
+# the verify examples alone would take minutes.
+docs_example_tests = tests/test-docs-examples-run.py
+TESTS += $(docs_example_tests)
+EXTRA_DIST += $(docs_example_tests)
+
 # The tree's conventions: the C layout of .clang-format.
 integration_tests += tests/test-format.sh
 EXTRA_DIST += scripts/check-format.sh
@@ -186,6 +194,7 @@ integration_tests += \
 	tests/test-run-crash-xfs.sh \
 	tests/test-run-crash-options.sh \
 	tests/test-run-crash-stages.sh \
+	tests/test-run-crash-empty-cache-warns.sh \
 	tests/test-run-mount-dir-created.sh \
 	tests/test-run-teardown-device-held.sh \
 	tests/test-run-no-command.sh \
@@ -244,6 +253,9 @@ EXTRA_DIST += tests/lib-functions.sh
 # The quick start's install: this build's plugin, programs and man pages,
 # and largeblock-run serving the plugin installed with it.
 integration_tests += tests/test-install-run-finds-its-plugin.sh
+
+# scripts/run-tests.sh: failures, skips and the summary, not every PASS.
+integration_tests += tests/test-run-tests-prints-failures-not-passes.sh
 
 # Hardening (docs/testing.md): protocol abuse, least privilege, resource
 # exhaustion, the fuzzers' seeds and past crashes.

@@ -4,7 +4,8 @@
 # produces a report with every section and a row for every server; the
 # file, trim, limit and kernel sections have tests of their own
 # (test-bench-smoke-*.sh).  No timing is judged here: the machine is
-# shared and noisy.
+# shared and noisy.  It serves the built plugin and says so, also when
+# run by hand without LARGEBLOCK_PLUGIN.
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 
 requires fio
@@ -25,9 +26,22 @@ for server in memory-sparse memory-malloc null largeblock-16k/16k; do
     grep -qE "^\| randwrite \| 16k \| 1 \| $server \| [0-9]+ \|" "$report" ||
         fail "no randwrite row for $server"
 done
+grep -qxF "largeblock-bench: serving the plugin $(realpath "$LARGEBLOCK_PLUGIN")" \
+    "$tmpdir/progress" || fail "the benchmark did not say which plugin it serves"
 grep -qE '^\| 7E \| [0-9.]+ ms \| [0-9]+ KiB \|' "$report" ||
     fail "no startup row for 7E"
 "$PYTHON_NBD" -c 'import json, sys; d = json.load(open(sys.argv[1]));
 assert len(d["cells"]) == 2 and len(d["copy_cost"]) == 4' "$tmpdir/raw.json" ||
     fail "the raw JSON is incomplete"
+# Without LARGEBLOCK_PLUGIN (run by hand), the plugin built in this
+# checkout, never nbdkit's "largeblock" by name.
+if [ "$abs_top_srcdir" -ef "$abs_top_builddir" ]; then
+    env -u LARGEBLOCK_PLUGIN "$PYTHON_NBD" \
+        "$abs_top_srcdir/bench/largeblock-bench.py" --quick --only scale \
+        --output "$tmpdir/default.md" 2>"$tmpdir/default.progress" ||
+        { cat "$tmpdir/default.progress"; fail "the default plugin run failed"; }
+    grep -qxF "largeblock-bench: serving the plugin $(realpath "$LARGEBLOCK_PLUGIN")" \
+        "$tmpdir/default.progress" ||
+        { cat "$tmpdir/default.progress"; fail "not the built plugin by default"; }
+fi
 echo PASS
