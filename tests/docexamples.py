@@ -46,6 +46,8 @@ def looks_like_shell(text):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
+        # Past the environment assignments a command starts with.
+        line = re.sub(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+", "", line)
         word = re.split(r"[\s=(]", line, 1)[0]
         return word in COMMANDS or word.startswith(("./", "scripts/"))
     return False

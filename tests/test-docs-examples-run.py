@@ -98,6 +98,7 @@ EXAMPLES = {
     "plugin-nbdfuse-xfs": {},
     "run-xfs": {},
     "run-cleanup": {},
+    "run-stop-timeout": {},
     "verify-largeblock": {},
     "verify-power-cut-torn": {},
     "verify-power-cut-after": {},
