@@ -25,6 +25,7 @@
 
 #include <libnbd.h>
 
+#include "plugin-choice.h"
 #include "proc.h"
 #include "serve.h"
 #include "vm.h"
@@ -171,6 +172,7 @@ parse_options (struct vm *vm, int argc, char **argv)
     { NULL, 0, NULL, 0 }
   };
   int c, r = 0, first_word;
+  char from[64];
 
   while (r == 0 &&
          (c = getopt_long (argc, argv, "+hv", longopts, NULL)) != -1) {
@@ -216,10 +218,8 @@ parse_options (struct vm *vm, int argc, char **argv)
   if (first_word < argc &&
       join_command (vm, &argv[first_word], argc - first_word) == -1)
     return -1;
-  if (!vm->opt.plugin)
-    vm->opt.plugin = getenv ("LARGEBLOCK_PLUGIN");
-  if (!vm->opt.plugin || !*vm->opt.plugin)
-    vm->opt.plugin = "largeblock";
+  vm->opt.plugin = plugin_choose (vm->opt.plugin, VM_PROG, from, sizeof from);
+  vm_verbose (vm, "plugin %s (%s)", vm->opt.plugin, from);
   vm->opt.nbdkit = getenv ("NBDKIT");
   if (!vm->opt.nbdkit || !*vm->opt.nbdkit)
     vm->opt.nbdkit = "nbdkit";

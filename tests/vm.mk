@@ -12,7 +12,8 @@ EXTRA_DIST += $(vm_tests) tests/vm-functions.sh tests/vm-xfs-roundtrip.sh
 
 # Boots nothing: part of the plain make check.
 integration_tests += tests/test-vm-docs-cover-every-option.sh \
-	tests/test-vm-docs-example-quoting.sh
+	tests/test-vm-docs-example-quoting.sh \
+	tests/test-vm-plugin-choice.sh
 
 check-vm: all
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(vm_tests)' \
