@@ -32,14 +32,14 @@
 #define VM_EXIT_FAILED 125  /* failed before COMMAND could run */
 
 struct vm_options {
-  const char *kernel;     /* --kernel: an image, or NULL */
-  const char *modules;    /* --modules: its modules, or NULL */
+  const char *kernel;  /* --kernel: an image, or NULL */
+  const char *modules; /* --modules: its modules, or NULL */
   const char *kernel_debs[VM_MAX_KERNEL_DEBS]; /* --kernel-deb, repeatable */
   unsigned nr_kernel_debs;
   const char *kernel_release; /* --kernel-release: lbs | 6.12 */
-  const char *attach;     /* virtio | nbd */
-  const char *accel;      /* auto | kvm | tcg */
-  const char *memory;     /* QEMU -m */
+  const char *attach;         /* virtio | nbd */
+  const char *accel;          /* auto | kvm | tcg */
+  const char *memory;         /* QEMU -m */
   const char *plugin;
   const char *nbdkit;
   unsigned disks, connections, timeout_s;
