@@ -31,6 +31,7 @@
 #include <cap-ng.h>
 
 #include "mkfscmd.h"
+#include "plugin-choice.h"
 #include "proc.h"
 #include "run.h"
 
@@ -92,24 +93,15 @@ resolve_attach_method (struct run *run)
   return -1;
 }
 
-/* The plugin to serve: --plugin, else $LARGEBLOCK_PLUGIN, else the one
- * installed with this program, by its full path.  Never the bare name:
- * nbdkit would resolve that in its own plugin directory, which may hold
- * someone else's older copy.
+/* The plugin to serve (plugin-choice.c): the one installed with this
+ * program unless --plugin or LARGEBLOCK_PLUGIN says otherwise.
  */
 static void
 choose_plugin (struct run *run)
 {
-  const char *from = "--plugin";
+  char from[64];
 
-  if (!run->opt.plugin) {
-    run->opt.plugin = getenv ("LARGEBLOCK_PLUGIN");
-    from = "LARGEBLOCK_PLUGIN";
-  }
-  if (!run->opt.plugin || !*run->opt.plugin) {
-    run->opt.plugin = LARGEBLOCK_PLUGINDIR "/nbdkit-largeblock-plugin.so";
-    from = "installed with " PROG;
-  }
+  run->opt.plugin = plugin_choose (run->opt.plugin, PROG, from, sizeof from);
   if (!run->opt.cleanup)
     verbose (run, "plugin %s (%s)", run->opt.plugin, from);
 }

@@ -25,6 +25,7 @@
 
 #include <libnbd.h>
 
+#include "plugin-choice.h"
 #include "proc.h"
 #include "serve.h"
 #include "vm.h"
@@ -47,8 +48,9 @@ static void
 usage (FILE *fp)
 {
   fprintf (fp,
-           "usage: " VM_PROG " [--kernel=IMAGE [--modules=DIR] | "
-           "--kernel-deb=PKG.deb]\n"
+           "usage: " VM_PROG " [--kernel-release=lbs|6.12 | "
+           "--kernel=IMAGE [--modules=DIR] |\n"
+           "       --kernel-deb=PKG.deb ...]\n"
            "       [--attach=virtio|nbd] [--connections=N] [--disks=N]\n"
            "       [--accel=auto|kvm|tcg] [--memory=SIZE] "
            "[--timeout=SECONDS]\n"
@@ -96,6 +98,18 @@ join_command (struct vm *vm, char **words, int n)
 }
 
 static int
+add_kernel_deb (struct vm *vm, const char *deb)
+{
+  if (vm->opt.nr_kernel_debs == VM_MAX_KERNEL_DEBS) {
+    fprintf (stderr, VM_PROG ": --kernel-deb=%s: at most %d packages\n", deb,
+             VM_MAX_KERNEL_DEBS);
+    return -1;
+  }
+  vm->opt.kernel_debs[vm->opt.nr_kernel_debs++] = deb;
+  return 0;
+}
+
+static int
 check_choice (const char *opt, const char *value, const char *a, const char *b,
               const char *c)
 {
@@ -113,10 +127,20 @@ check_options (struct vm *vm)
   if (check_choice ("attach", vm->opt.attach, "virtio", "nbd", NULL) == -1 ||
       check_choice ("accel", vm->opt.accel, "auto", "kvm", "tcg") == -1)
     return -1;
-  if (vm->opt.kernel_deb && (vm->opt.kernel || vm->opt.modules)) {
+  if (check_choice ("kernel-release", vm->opt.kernel_release, "lbs", "6.12",
+                    NULL) == -1)
+    return -1;
+  if (vm->opt.nr_kernel_debs && (vm->opt.kernel || vm->opt.modules)) {
     fprintf (stderr,
              VM_PROG ": --kernel-deb cannot be combined with "
                      "--kernel or --modules\n");
+    return -1;
+  }
+  if (vm->kernel_release_given && (vm->opt.nr_kernel_debs || vm->opt.kernel)) {
+    fprintf (stderr,
+             VM_PROG ": --kernel-release=%s chooses a kernel to fetch: "
+                     "not with --kernel or --kernel-deb\n",
+             vm->opt.kernel_release);
     return -1;
   }
   if (vm->opt.modules && !vm->opt.kernel) {
@@ -148,6 +172,7 @@ parse_options (struct vm *vm, int argc, char **argv)
     O_DISKS,
     O_KERNEL,
     O_KERNEL_DEB,
+    O_KERNEL_RELEASE,
     O_MEMORY,
     O_MODULES,
     O_PLUGIN,
@@ -162,6 +187,7 @@ parse_options (struct vm *vm, int argc, char **argv)
     { "help", no_argument, NULL, 'h' },
     { "kernel", required_argument, NULL, O_KERNEL },
     { "kernel-deb", required_argument, NULL, O_KERNEL_DEB },
+    { "kernel-release", required_argument, NULL, O_KERNEL_RELEASE },
     { "memory", required_argument, NULL, O_MEMORY },
     { "modules", required_argument, NULL, O_MODULES },
     { "plugin", required_argument, NULL, O_PLUGIN },
@@ -171,6 +197,7 @@ parse_options (struct vm *vm, int argc, char **argv)
     { NULL, 0, NULL, 0 }
   };
   int c, r = 0, first_word;
+  char from[64];
 
   while (r == 0 &&
          (c = getopt_long (argc, argv, "+hv", longopts, NULL)) != -1) {
@@ -178,7 +205,11 @@ parse_options (struct vm *vm, int argc, char **argv)
     case O_ACCEL: vm->opt.accel = optarg; break;
     case O_ATTACH: vm->opt.attach = optarg; break;
     case O_KERNEL: vm->opt.kernel = optarg; break;
-    case O_KERNEL_DEB: vm->opt.kernel_deb = optarg; break;
+    case O_KERNEL_DEB: r = add_kernel_deb (vm, optarg); break;
+    case O_KERNEL_RELEASE:
+      vm->opt.kernel_release = optarg;
+      vm->kernel_release_given = true;
+      break;
     case O_MEMORY: vm->opt.memory = optarg; break;
     case O_MODULES: vm->opt.modules = optarg; break;
     case O_PLUGIN: vm->opt.plugin = optarg; break;
@@ -216,10 +247,8 @@ parse_options (struct vm *vm, int argc, char **argv)
   if (first_word < argc &&
       join_command (vm, &argv[first_word], argc - first_word) == -1)
     return -1;
-  if (!vm->opt.plugin)
-    vm->opt.plugin = getenv ("LARGEBLOCK_PLUGIN");
-  if (!vm->opt.plugin || !*vm->opt.plugin)
-    vm->opt.plugin = "largeblock";
+  vm->opt.plugin = plugin_choose (vm->opt.plugin, VM_PROG, from, sizeof from);
+  vm_verbose (vm, "plugin %s (%s)", vm->opt.plugin, from);
   vm->opt.nbdkit = getenv ("NBDKIT");
   if (!vm->opt.nbdkit || !*vm->opt.nbdkit)
     vm->opt.nbdkit = "nbdkit";
@@ -336,7 +365,8 @@ run (struct vm *vm)
 int
 main (int argc, char **argv)
 {
-  static struct vm vm = { .opt = { .attach = "virtio",
+  static struct vm vm = { .opt = { .kernel_release = "lbs",
+                                   .attach = "virtio",
                                    .accel = "auto",
                                    .memory = "1G",
                                    .disks = 1,

@@ -7,6 +7,7 @@ server_largeblock_run_SOURCES = \
 	server/kernel-version.c server/kernel-version.h \
 	server/kstate.c server/kstate.h \
 	server/mkfscmd.c server/mkfscmd.h \
+	server/plugin-choice.c server/plugin-choice.h \
 	server/proc.c server/proc.h \
 	server/serve.c server/serve.h
 server_largeblock_run_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server \
@@ -34,6 +35,7 @@ server_largeblock_vm_SOURCES = \
 	server/largeblock-vm.c server/vm.h \
 	server/vm-kernel.c server/vm-guest.c server/vm-qemu.c \
 	server/kernel-version.c server/kernel-version.h \
+	server/plugin-choice.c server/plugin-choice.h \
 	server/proc.c server/proc.h \
 	server/serve.c server/serve.h
 server_largeblock_vm_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server \

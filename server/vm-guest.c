@@ -2,8 +2,9 @@
  * busybox, largeblock-vm-init as /init, the kernel modules the disks
  * and XFS need, the usual storage tools and the project's own programs
  * (with their libraries), and /lbvm: this run's configuration and
- * command.  Packed by largeblock-vm-helper, fresh for every run (well
- * under a second).
+ * command.  Packed by largeblock-vm-helper: the part that stays the
+ * same (busybox, modules, tools, libraries) once per kernel into the
+ * cache, the rest fresh for every run (well under a second).
  */
 #include <config.h>
 
@@ -106,7 +107,9 @@ find_plugin (const struct vm *vm, char *path, size_t len)
 }
 
 /* "SRC=DEST" arguments for the helper, in files[] (strings owned by
- * the caller's store).
+ * the caller's store): the tools, then "--" and the project's own
+ * programs and plugin, which change with every build (the helper packs
+ * them apart from the tools, which it keeps in its cache).
  */
 static int
 list_guest_files (const struct vm *vm, char store[][2 * PATH_MAX + 2],
@@ -115,12 +118,13 @@ list_guest_files (const struct vm *vm, char store[][2 * PATH_MAX + 2],
   char path[PATH_MAX];
   int n = 0;
 
-  for (int i = 0; guest_tools[i] && n < MAX_FILES - 4; i++)
+  for (int i = 0; guest_tools[i] && n < MAX_FILES - 5; i++)
     if (find_in_path (guest_tools[i], path, sizeof path)) {
       snprintf (store[n], sizeof store[n], "%s", path);
       files[n] = store[n];
       n++;
     }
+  files[n++] = "--";
   for (int i = 0; own_programs[i]; i++) {
     if (vm_find_own_file (own_programs[i], path, sizeof path) == -1 &&
         !find_in_path (own_programs[i], path, sizeof path))

@@ -1,8 +1,11 @@
 /* largeblock-vm: the guest's kernel -- the user's own build
- * (--kernel, --modules), a Debian kernel package (--kernel-deb), or by
- * default Debian's 6.12 cloud kernel, fetched once into a cache
- * directory.  The file work is largeblock-vm-helper's; this file
- * decides what to ask of it and checks the answers.
+ * (--kernel, --modules), Debian kernel packages (--kernel-deb), or by
+ * default a Debian cloud kernel fetched once into the cache directory
+ * (--kernel-release: lbs, Debian 13 backports' newest >= 6.15, which
+ * takes logical blocks above the page size; or 6.12).  The file work,
+ * apt included, is largeblock-vm-helper's; this file decides what to
+ * ask of it and takes its answer: the image and the modules directory.
+ * Single-threaded.
  */
 #include <config.h>
 
@@ -76,10 +79,13 @@ vm_run_helper (const struct vm *vm, char *const args[], char *out,
   return -1;
 }
 
-/* DIR itself when it holds modules, else its only lib/modules/VERSION. */
+/* DIR itself when it holds modules, else its only lib/modules/VERSION
+ * or usr/lib/modules/VERSION (6.16+ packages).
+ */
 static int
 find_module_dir (const char *dir, const char *what, char *moddir, size_t len)
 {
+  static const char *const under[] = { "lib/modules", "usr/lib/modules" };
   char path[PATH_MAX];
   struct dirent *e;
   DIR *d;
@@ -90,54 +96,44 @@ find_module_dir (const char *dir, const char *what, char *moddir, size_t len)
     snprintf (moddir, len, "%s", dir);
     return 0;
   }
-  snprintf (path, sizeof path, "%s/lib/modules", dir);
-  d = opendir (path);
-  while (d && (e = readdir (d)) != NULL) {
-    if (e->d_name[0] == '.')
-      continue;
-    if (snprintf (moddir, len, "%s/%s", path, e->d_name) < (int) len)
-      found++;
+  for (int i = 0; i < 2; i++) {
+    snprintf (path, sizeof path, "%s/%s", dir, under[i]);
+    d = opendir (path);
+    while (d && (e = readdir (d)) != NULL) {
+      if (e->d_name[0] == '.')
+        continue;
+      if (snprintf (moddir, len, "%s/%s", path, e->d_name) < (int) len)
+        found++;
+    }
+    if (d)
+      closedir (d);
   }
-  if (d)
-    closedir (d);
   if (found == 1)
     return 0;
   fprintf (stderr,
-           VM_PROG ": %s=%s: expected a lib/modules/VERSION directory "
+           VM_PROG ": %s=%s: expected a (usr/)lib/modules/VERSION directory "
                    "(or a tree holding exactly one), found %d\n",
            what, dir, found);
   return -1;
 }
 
-/* The kernel image inside an unpacked Debian package. */
+/* The helper's answer: the image's path, then the modules directory's. */
 static int
-find_boot_image (const char *tree, char *image, size_t len)
+take_kernel_paths (struct vm *vm, char *out)
 {
-  char boot[PATH_MAX];
-  struct dirent *e;
-  DIR *d;
+  char *nl = strchr (out, '\n'), *end;
 
-  snprintf (boot, sizeof boot, "%s/boot", tree);
-  d = opendir (boot);
-  image[0] = '\0';
-  while (d && (e = readdir (d)) != NULL)
-    if (strncmp (e->d_name, "vmlinuz-", 8) == 0 &&
-        snprintf (image, len, "%s/%s", boot, e->d_name) >= (int) len)
-      image[0] = '\0';
-  if (d)
-    closedir (d);
-  if (image[0])
-    return 0;
-  fprintf (stderr, VM_PROG ": %s: no boot/vmlinuz-* in the package\n", tree);
-  return -1;
-}
-
-static int
-use_package_tree (struct vm *vm, const char *tree, const char *what)
-{
-  if (find_boot_image (tree, vm->kernel, sizeof vm->kernel) == -1)
+  if (nl == NULL || (end = strchr (nl + 1, '\n')) == NULL) {
+    fprintf (stderr,
+             VM_PROG ": largeblock-vm-helper gave no kernel image and "
+                     "modules directory\n");
     return -1;
-  return find_module_dir (tree, what, vm->moddir, sizeof vm->moddir);
+  }
+  *nl = *end = '\0';
+  snprintf (vm->kernel, sizeof vm->kernel, "%s", out);
+  snprintf (vm->moddir, sizeof vm->moddir, "%s", nl + 1);
+  vm_verbose (vm, "kernel %s, modules %s", vm->kernel, vm->moddir);
+  return 0;
 }
 
 void
@@ -156,37 +152,39 @@ vm_cache_dir (char *dir, size_t len)
 static int
 fetch_default_kernel (struct vm *vm)
 {
-  char dir[PATH_MAX], tree[PATH_MAX];
-  char *args[] = { "fetch-kernel", dir, NULL };
-  size_t n;
+  char dir[PATH_MAX], out[2 * PATH_MAX + 2];
+  char *args[] = { "fetch-kernel", dir, (char *) vm->opt.kernel_release,
+                   NULL };
 
   vm_cache_dir (dir, sizeof dir);
-  vm_verbose (vm, "kernel: Debian's 6.12 cloud kernel, cached in %s", dir);
-  if (vm_run_helper (vm, args, tree, sizeof tree) == -1)
+  vm_verbose (vm, "kernel: --kernel-release=%s, cached in %s",
+              vm->opt.kernel_release, dir);
+  if (vm_run_helper (vm, args, out, sizeof out) == -1)
     return -1;
-  n = strlen (tree);
-  while (n && tree[n - 1] == '\n')
-    tree[--n] = '\0';
-  return use_package_tree (vm, tree, "the cached kernel");
+  return take_kernel_paths (vm, out);
 }
 
 static int
-unpack_kernel_deb (struct vm *vm)
+unpack_kernel_debs (struct vm *vm)
 {
-  char tree[PATH_MAX];
-  char *args[] = { "unpack-deb", (char *) vm->opt.kernel_deb, tree, NULL };
+  char tree[PATH_MAX], out[2 * PATH_MAX + 2];
+  char *args[3 + VM_MAX_KERNEL_DEBS] = { "unpack-deb", tree };
+  unsigned i;
 
   snprintf (tree, sizeof tree, "%s/kernel", vm->workdir);
-  if (vm_run_helper (vm, args, NULL, 0) == -1)
+  for (i = 0; i < vm->opt.nr_kernel_debs; i++)
+    args[2 + i] = (char *) vm->opt.kernel_debs[i];
+  args[2 + i] = NULL;
+  if (vm_run_helper (vm, args, out, sizeof out) == -1)
     return -1;
-  return use_package_tree (vm, tree, "--kernel-deb");
+  return take_kernel_paths (vm, out);
 }
 
 int
 vm_find_kernel (struct vm *vm)
 {
-  if (vm->opt.kernel_deb)
-    return unpack_kernel_deb (vm);
+  if (vm->opt.nr_kernel_debs)
+    return unpack_kernel_debs (vm);
   if (!vm->opt.kernel)
     return fetch_default_kernel (vm);
   if (access (vm->opt.kernel, R_OK) == -1) {

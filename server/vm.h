@@ -24,6 +24,7 @@
 #define VM_PROG "largeblock-vm"
 #define VM_MAX_DISKS 8
 #define VM_MAX_CONNECTIONS 8
+#define VM_MAX_KERNEL_DEBS 8
 
 /* Exit statuses of its own (otherwise: COMMAND's). */
 #define VM_EXIT_REFUSED 123 /* the guest kernel cannot take the geometry */
@@ -31,12 +32,14 @@
 #define VM_EXIT_FAILED 125  /* failed before COMMAND could run */
 
 struct vm_options {
-  const char *kernel;     /* --kernel: an image, or NULL */
-  const char *modules;    /* --modules: its modules, or NULL */
-  const char *kernel_deb; /* --kernel-deb: a Debian package, or NULL */
-  const char *attach;     /* virtio | nbd */
-  const char *accel;      /* auto | kvm | tcg */
-  const char *memory;     /* QEMU -m */
+  const char *kernel;  /* --kernel: an image, or NULL */
+  const char *modules; /* --modules: its modules, or NULL */
+  const char *kernel_debs[VM_MAX_KERNEL_DEBS]; /* --kernel-deb, repeatable */
+  unsigned nr_kernel_debs;
+  const char *kernel_release; /* --kernel-release: lbs | 6.12 */
+  const char *attach;         /* virtio | nbd */
+  const char *accel;          /* auto | kvm | tcg */
+  const char *memory;         /* QEMU -m */
   const char *plugin;
   const char *nbdkit;
   unsigned disks, connections, timeout_s;
@@ -54,11 +57,12 @@ struct vm_disk {
 
 struct vm {
   struct vm_options opt;
+  bool kernel_release_given; /* not the default */
   struct lb_geometry geom;
   uint32_t logical, physical; /* what the export advertises */
   char workdir[PATH_MAX / 2]; /* leaves room for file names */
   char kernel[PATH_MAX];      /* the image QEMU boots */
-  char moddir[PATH_MAX];      /* its lib/modules/VERSION, "" if none */
+  char moddir[PATH_MAX];      /* its (usr/)lib/modules/VERSION, or "" */
   char initrd[PATH_MAX];
   char serial_log[PATH_MAX];
   char status_file[PATH_MAX];

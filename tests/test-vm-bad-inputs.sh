@@ -27,6 +27,10 @@ expect_failure 125 "largeblock-vm: --attach=scsi: must be virtio or nbd" \
     --attach=scsi size=64M -- true
 expect_failure 125 "largeblock-vm: --connections=2 needs --attach=nbd" \
     --connections=2 size=64M -- true
+expect_failure 125 "largeblock-vm: --kernel-release=6.13: must be lbs or 6.12" \
+    --kernel-release=6.13 size=64M -- true
+expect_failure 125 "largeblock-vm: --kernel-release=6.12 chooses a kernel to fetch: not with --kernel or --kernel-deb" \
+    --kernel-release=6.12 --kernel="$tmpdir/none" size=64M -- true
 expect_failure 125 "largeblock-vm: --modules needs --kernel" \
     --modules=/lib/modules size=64M -- true
 expect_failure 125 "largeblock-vm: no COMMAND after --" size=64M

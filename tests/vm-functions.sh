@@ -1,8 +1,10 @@
 # largeblock-vm: helpers for the make check-vm tests (sourced after
 # functions.sh).  They boot real guest kernels under QEMU (TCG where KVM
-# cannot boot them), so they skip only where QEMU is not installed, never
-# for a missing or unusable /dev/kvm.  The guest kernel is Debian's 6.12
-# cloud kernel that largeblock-vm fetches once into its cache.
+# cannot boot them), so they skip only where QEMU is not installed or no
+# guest kernel can be fetched, never for a missing or unusable /dev/kvm.
+# The guest kernel is the default one largeblock-vm fetches once into its
+# cache (--kernel-release=lbs, Debian 13 backports' newest cloud kernel,
+# >= 6.15); require_kernel_release 6.12 for the older one.
 
 requires qemu-system-x86_64
 requires busybox
@@ -13,6 +15,19 @@ LARGEBLOCK_VM="$abs_top_builddir/server/largeblock-vm"
 export TMPDIR="$tmpdir"     # largeblock-vm's private directory goes here
 # The project's programs go into the guest from here.
 export PATH="$abs_top_builddir/tools:$abs_top_builddir/server:$PATH"
+
+# require_kernel_release RELEASE: fetch it into largeblock-vm's cache
+# now (once per machine), or skip the test saying why.
+require_kernel_release () {
+    local cache=${LARGEBLOCK_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/largeblock-vm}
+    if ! "$abs_top_srcdir/server/largeblock-vm-helper" fetch-kernel "$cache" "$1" \
+         >"$tmpdir/kernel" 2>"$tmpdir/kernel.err"; then
+        echo "SKIP: no --kernel-release=$1 guest kernel: $(tail -1 "$tmpdir/kernel.err")"
+        exit 77
+    fi
+    echo "guest kernel ($1): $(head -1 "$tmpdir/kernel")"
+}
+require_kernel_release lbs
 
 vm_out="$tmpdir/vm.out"
 vm_err="$tmpdir/vm.err"
@@ -75,9 +90,10 @@ signal_vm_during () {
 }
 
 # vm_xfs_roundtrip ATTACH GEOMETRY PARAM=VALUE...: run vm-xfs-roundtrip.sh
-# in a guest; it must see GEOMETRY ("logical physical") and keep its data,
-# and the server must have seen reads and writes, none misaligned, no
-# error.
+# in a guest; it must see GEOMETRY ("logical physical"), refuse a 4 KiB
+# O_DIRECT read on a larger logical block, keep its data and log nothing
+# alarming, and the server must have seen reads and writes, none
+# misaligned, no error.
 vm_xfs_roundtrip () {
     local attach=$1 geometry=$2; shift 2
     lbvm --attach="$attach" "$@" statsfile="$tmpdir/stats.json" -- \
@@ -85,6 +101,8 @@ vm_xfs_roundtrip () {
     [ "$rc" -eq 0 ] || fail "largeblock-vm --attach=$attach exited with $rc"
     expect_out "geometry $geometry"
     expect_out "data intact"
+    expect_out "dmesg clean"
+    [ "${geometry%% *}" -le 4096 ] || expect_out "4 KiB O_DIRECT read: EINVAL"
     vm_assert_nothing_left
     "$PYTHON_NBD" - "$tmpdir/stats.json" <<'PY' || fail "server statistics"
 import json, sys

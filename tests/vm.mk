@@ -1,7 +1,11 @@
 # ---- make check-vm: guest kernels under QEMU (server/largeblock-vm) ----
 # Not part of make check: each test boots guests (TCG where KVM cannot
-# boot them), about 2 minutes in all.  Its own log, test-suite-vm.log.
+# boot them) on the default guest kernel (>= 6.15, fetched once into
+# largeblock-vm's cache; the tests skip if it cannot be fetched), about
+# 3 minutes in all.  Its own log, test-suite-vm.log.
 vm_tests = \
+	tests/test-vm-virtio-16k.sh \
+	tests/test-vm-nbd-16k.sh \
 	tests/test-vm-virtio-xfs.sh \
 	tests/test-vm-nbd.sh \
 	tests/test-vm-refuses-16k.sh \
@@ -12,7 +16,9 @@ EXTRA_DIST += $(vm_tests) tests/vm-functions.sh tests/vm-xfs-roundtrip.sh
 
 # Boots nothing: part of the plain make check.
 integration_tests += tests/test-vm-docs-cover-every-option.sh \
-	tests/test-vm-docs-example-quoting.sh
+	tests/test-vm-docs-example-quoting.sh \
+	tests/test-vm-plugin-choice.sh \
+	tests/test-vm-kernel-deb-layouts.sh
 
 check-vm: all
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(vm_tests)' \
