@@ -197,8 +197,12 @@ parse_options (struct vm *vm, int argc, char **argv)
     { NULL, 0, NULL, 0 }
   };
   int c, r = 0, first_word;
-  char from[64];
+  char from[64], err[128];
 
+  if (proc_read_stop_timeout (err, sizeof err) == -1) {
+    fprintf (stderr, VM_PROG ": %s\n", err);
+    return -1;
+  }
   while (r == 0 &&
          (c = getopt_long (argc, argv, "+hv", longopts, NULL)) != -1) {
     switch (c) {

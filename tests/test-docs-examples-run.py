@@ -120,6 +120,8 @@ NOT_RUN = {
         "tests/helpers/crash-workload.py",
     "README.md: largeblock-vm --attach=virtio blksize=16k "
     "logical-blksize=4k size=1G \\": VM,
+    "README.md: largeblock-vm --attach=nbd blksize=16k "
+    "logical-blksize=16k size=1G \\": VM + " (tests/test-vm-nbd-16k.sh)",
     "README.md: modprobe nbd": NBD,
     "README.md: cc mytest.c $(pkg-config --cflags --libs largeblock)":
         "needs the library installed; "
@@ -162,6 +164,11 @@ NOT_RUN = {
     "blksize=4k size=512M \\": VM,
     "docs/largeblock-vm.pod: largeblock-vm --memory=2G blksize=4k size=8M "
     "-- \\": VM + "; tests/test-vm-docs-example-quoting.sh",
+    "docs/largeblock-vm.pod: largeblock-vm --attach=nbd blksize=16k "
+    "logical-blksize=16k size=1G \\": VM + " (tests/test-vm-nbd-16k.sh)",
+    "docs/largeblock-vm.pod: largeblock-vm \\":
+        "needs the reader's downloaded kernel packages; "
+        "tests/test-vm-kernel-deb-layouts.sh reads each layout",
     "docs/largeblock-vm.pod: largeblock-vm --kernel=arch/x86/boot/bzImage "
     "\\": "needs the reader's own kernel build",
     "docs/nbdkit-largeblock-plugin.pod: nbdkit -U /tmp/lb.sock largeblock "

@@ -29,6 +29,9 @@ expect_failure 125 "largeblock-vm: --connections=2 needs --attach=nbd" \
     --connections=2 size=64M -- true
 expect_failure 125 "largeblock-vm: --kernel-release=6.13: must be lbs or 6.12" \
     --kernel-release=6.13 size=64M -- true
+LARGEBLOCK_STOP_TIMEOUT=0 expect_failure 125 \
+    "largeblock-vm: LARGEBLOCK_STOP_TIMEOUT=0: must be whole seconds from 1 to 3600" \
+    size=64M -- true
 expect_failure 125 "largeblock-vm: --kernel-release=6.12 chooses a kernel to fetch: not with --kernel or --kernel-deb" \
     --kernel-release=6.12 --kernel="$tmpdir/none" size=64M -- true
 expect_failure 125 "largeblock-vm: --modules needs --kernel" \
