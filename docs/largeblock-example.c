@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <largeblock.h>
+#include <largeblock/largeblock.h>
 
 int
 main (int argc, char **argv)

@@ -4,7 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "align.h"
+#include "largeblock/align.h"
 
 static const char *const req_type_names[LB_REQ__COUNT] = {
   [LB_REQ_READ] = "read",   [LB_REQ_WRITE] = "write",

@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pattern.h"
+#include "largeblock/pattern.h"
 #include "wcache.h"
 
 /* Logical blocks per physical block: 64k physical over 512-byte logical. */

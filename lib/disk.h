@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 #include "filestore.h"
-#include "geometry.h"
+#include "largeblock/geometry.h"
 #include "params.h"
 #include "store.h"
 

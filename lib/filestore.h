@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "geometry.h"
+#include "largeblock/geometry.h"
 #include "store.h"
 
 /* What a path is before anything is opened for writing. */

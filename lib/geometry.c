@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "error.h"
-#include "geometry.h"
+#include "largeblock/geometry.h"
 
 /* log2 of the multiplier for a size suffix, or -1 if unknown. */
 static int

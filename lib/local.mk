@@ -10,9 +10,9 @@
 # installed library.
 noinst_LTLIBRARIES += lib/libcore.la
 lib_libcore_la_SOURCES = \
-	lib/align.c lib/align.h \
+	lib/align.c include/largeblock/align.h \
 	lib/error.c lib/error.h \
-	lib/geometry.c lib/geometry.h
+	lib/geometry.c include/largeblock/geometry.h
 
 # The disk: parameters, the two stores and their allocator, statistics.
 # Plugin, server, bench, tests, fuzz (with lib/libcore.la after it).
@@ -53,7 +53,7 @@ lib_libcaps_la_LIBADD = $(CAPNG_LIBS)
 # writes and checks.  tools/, fuzz/, the unit tests and the installed
 # library; not the plugin.
 noinst_LTLIBRARIES += lib/libpattern.la
-lib_libpattern_la_SOURCES = lib/pattern.c lib/pattern.h
+lib_libpattern_la_SOURCES = lib/pattern.c include/largeblock/pattern.h
 
 # What a power cut left in a region of stamped blocks (old, new, torn,
 # foreign) and what each power-cut mode allows.  tools/ and the unit
@@ -70,7 +70,7 @@ lib_libstatsread_la_SOURCES = lib/statsread.c lib/statsread.h
 # Aligned I/O on file descriptors (O_DIRECT).  The installed library and
 # the unit tests.
 noinst_LTLIBRARIES += lib/libalignedio.la
-lib_libalignedio_la_SOURCES = lib/aligned-io.c lib/aligned-io.h
+lib_libalignedio_la_SOURCES = lib/aligned-io.c include/largeblock/aligned-io.h
 
 # ---- the installed library: liblargeblock.so.1, liblargeblock.a ----
 # Built from the public convenience libraries above; the version script
@@ -78,7 +78,7 @@ lib_libalignedio_la_SOURCES = lib/aligned-io.c lib/aligned-io.h
 # and tests/test-lib-abi.sh holds it to that.  -version-info is
 # current:revision:age (libtool's rules); the SONAME is liblargeblock.so.1.
 lib_LTLIBRARIES += lib/liblargeblock.la
-lib_liblargeblock_la_SOURCES = lib/largeblock.h
+lib_liblargeblock_la_SOURCES = include/largeblock/largeblock.h
 lib_liblargeblock_la_LIBADD = lib/libcore.la lib/libpattern.la \
 	lib/libalignedio.la
 lib_liblargeblock_la_LDFLAGS = -version-info 1:0:0 -no-undefined -pthread \
@@ -86,9 +86,13 @@ lib_liblargeblock_la_LDFLAGS = -version-info 1:0:0 -no-undefined -pthread \
 EXTRA_lib_liblargeblock_la_DEPENDENCIES = lib/liblargeblock.syms
 EXTRA_DIST += lib/liblargeblock.syms lib/largeblock.pc.in
 
+# The public headers, all under include/largeblock/ and nowhere else:
+# users write #include <largeblock/largeblock.h> with largeblock.pc's
+# -I${includedir}, so no generic name (geometry.h) of ours is on their path.
 largeblockincludedir = $(includedir)/largeblock
-largeblockinclude_HEADERS = lib/largeblock.h lib/geometry.h lib/align.h \
-	lib/pattern.h lib/aligned-io.h
+largeblockinclude_HEADERS = include/largeblock/largeblock.h \
+	include/largeblock/geometry.h include/largeblock/align.h \
+	include/largeblock/pattern.h include/largeblock/aligned-io.h
 
 pkgconfigdir = $(libdir)/pkgconfig
 pkgconfig_DATA = lib/largeblock.pc

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "geometry.h"
+#include "largeblock/geometry.h"
 #include "wcache.h"
 
 enum lb_misaligned_policy {

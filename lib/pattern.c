@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pattern.h"
+#include "largeblock/pattern.h"
 
 static const uint8_t magic[8] = { 'L', 'B', 'V', 'E', 'R', 'I', 'F', 'Y' };
 

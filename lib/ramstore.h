@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "geometry.h"
+#include "largeblock/geometry.h"
 #include "store.h"
 
 /* Create a RAM store for geometry g (which must outlive the store).

@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "align.h"
-#include "geometry.h"
+#include "largeblock/align.h"
+#include "largeblock/geometry.h"
 #include "store.h"
 
 struct lb_stats {

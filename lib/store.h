@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "geometry.h"
+#include "largeblock/geometry.h"
 
 /* Flags for the zero operation. */
 #define LB_ZERO_MAY_TRIM (1u << 0) /* may deallocate (no NO_HOLE) */

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "geometry.h"
+#include "largeblock/geometry.h"
 #include "serve.h"
 
 #define PROG "largeblock-run"

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "geometry.h"
+#include "largeblock/geometry.h"
 
 #define VM_PROG "largeblock-vm"
 #define VM_MAX_DISKS 8

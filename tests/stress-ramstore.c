@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "geometry.h"
+#include "largeblock/geometry.h"
 #include "ramstore.h"
 
 #define NR_THREADS 8

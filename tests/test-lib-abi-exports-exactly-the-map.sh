@@ -30,11 +30,15 @@ diff -u "$tmpdir/map" "$tmpdir/exported" ||
     fail "the exported symbols (+) differ from the map (-)"
 
 # What the public headers declare: gcc's -aux-info lists every function
-# prototype with the file it came from; keep the non-static ones from lib/.
-echo '#include <largeblock.h>' >"$tmpdir/h.c"
-"$CC" -I"$abs_top_srcdir/lib" -aux-info "$tmpdir/aux" -c "$tmpdir/h.c" \
-    -o "$tmpdir/h.o" || fail "largeblock.h does not compile on its own"
-grep -F "$abs_top_srcdir/lib/" "$tmpdir/aux" | grep -v '\*/ static ' |
+# prototype with the file it came from; keep the non-static ones from
+# include/largeblock/.
+echo '#include <largeblock/largeblock.h>' >"$tmpdir/h.c"
+"$CC" -I"$abs_top_srcdir/include" -I"$abs_top_builddir/include" \
+    -aux-info "$tmpdir/aux" -c "$tmpdir/h.c" -o "$tmpdir/h.o" ||
+    fail "largeblock.h does not compile on its own"
+grep -F -e "$abs_top_srcdir/include/largeblock/" \
+    -e "$abs_top_builddir/include/largeblock/" "$tmpdir/aux" |
+    grep -v '\*/ static ' |
     grep -o '\blb_[a-z0-9_]* (' | tr -d ' (' | sort -u >"$tmpdir/declared"
 diff -u "$tmpdir/map" "$tmpdir/declared" ||
     fail "the functions the headers declare (+) differ from the map (-)"

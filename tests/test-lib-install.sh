@@ -36,6 +36,14 @@ echo "libs:   $libs"
 case "$cflags $libs" in
     *"$abs_top_srcdir"*|*"$abs_top_builddir"*) fail "pkg-config points into the tree" ;;
 esac
+# Our headers are reached as <largeblock/...> only: with pkg-config's
+# flags a generic name like <geometry.h> must not find one of ours.
+for h in geometry align pattern aligned-io largeblock; do
+    if echo "#include <$h.h>" | "$CC" $cflags -E -x c - >"$tmpdir/pp" 2>/dev/null &&
+        grep -qF "$dest" "$tmpdir/pp"; then
+        fail "#include <$h.h> finds the installed largeblock header"
+    fi
+done
 libdir=$(pkg-config --variable=libdir largeblock)
 libdir="$dest${libdir#"$dest"}"
 

@@ -26,7 +26,8 @@ for page in largeblock lb_geometry lb_align lb_aligned_io lb_pattern; do
 
     pod_example "$pod" >"$tmpdir/$page.c"
     [ -s "$tmpdir/$page.c" ] || fail "$pod has no EXAMPLE program"
-    "$CC" -std=gnu11 -Wall -Wextra -Werror -I"$abs_top_srcdir/lib" \
+    "$CC" -std=gnu11 -Wall -Wextra -Werror -I"$abs_top_srcdir/include" \
+        -I"$abs_top_builddir/include" \
         -o "$tmpdir/$page" "$tmpdir/$page.c" "$lib" ||
         fail "the EXAMPLE of $page(3) does not compile"
 done

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "cutclass.h"
-#include "geometry.h"
+#include "largeblock/geometry.h"
 #include "verify.h"
 
 #define DEFAULT_REGION_BYTES (64ull << 20)

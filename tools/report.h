@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "pattern.h"
+#include "largeblock/pattern.h"
 
 enum probe_result { PROBE_PASS, PROBE_FAIL, PROBE_SKIP };
 

@@ -34,7 +34,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "aligned-io.h"
+#include "largeblock/aligned-io.h"
 #include "target.h"
 
 #define FILE_MAX_BYTES (32u << 20)

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aligned-io.h"
+#include "largeblock/aligned-io.h"
 #include "verify.h"
 
 #define GEN_TRIMMED UINT32_MAX /* zeros or any older content of the block */

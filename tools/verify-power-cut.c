@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aligned-io.h"
+#include "largeblock/aligned-io.h"
 #include "cutclass.h"
 #include "verify.h"
 

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aligned-io.h"
+#include "largeblock/aligned-io.h"
 #include "verify.h"
 
 #define LIBNBD_MAX_REQUEST_BYTES (64u << 20)

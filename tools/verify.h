@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pattern.h"
+#include "largeblock/pattern.h"
 #include "wcache.h"
 #include "report.h"
 #include "target.h"

@@ -34,7 +34,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "align.h"
+#include "largeblock/align.h"
 #include "caps.h"
 #include "cutfifo.h"
 #include "disk.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "suites.h"
-#include "align.h"
+#include "largeblock/align.h"
 
 static struct lb_geometry
 make_geometry (uint64_t size, uint32_t physical, uint32_t logical,

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "suites.h"
-#include "aligned-io.h"
+#include "largeblock/aligned-io.h"
 
 /* A new empty file in $TMPDIR or /var/tmp, already unlinked. */
 static int

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "suites.h"
-#include "geometry.h"
+#include "largeblock/geometry.h"
 
 /* ---- lb_parse_size ---- */
 

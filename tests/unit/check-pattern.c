@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "suites.h"
-#include "pattern.h"
+#include "largeblock/pattern.h"
 
 #define BLOCK 16384u
 #define SECTOR LB_PATTERN_SECTOR_BYTES

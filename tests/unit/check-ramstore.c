@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "suites.h"
-#include "geometry.h"
+#include "largeblock/geometry.h"
 #include "ramstore.h"
 
 struct geo_case {

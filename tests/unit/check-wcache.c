@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "suites.h"
-#include "geometry.h"
+#include "largeblock/geometry.h"
 #include "prng.h"
 #include "ramstore.h"
 #include "wcache.h"

@@ -5,7 +5,7 @@
 #include <check.h>
 #include <stdint.h>
 
-#include "geometry.h"
+#include "largeblock/geometry.h"
 
 Suite *align_suite (void);
 Suite *aligned_io_suite (void);

@@ -14,10 +14,10 @@
 extern "C" {
 #endif
 
-#include "geometry.h"
-#include "align.h"
-#include "pattern.h"
-#include "aligned-io.h"
+#include <largeblock/geometry.h>
+#include <largeblock/align.h>
+#include <largeblock/pattern.h>
+#include <largeblock/aligned-io.h>
 
 #ifdef __cplusplus
 }

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "geometry.h"
+#include <largeblock/geometry.h>
 
 enum lb_req_type {
   LB_REQ_READ,
