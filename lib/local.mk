@@ -74,14 +74,18 @@ lib_libalignedio_la_SOURCES = lib/aligned-io.c include/largeblock/aligned-io.h
 
 # ---- the installed library: liblargeblock.so.1, liblargeblock.a ----
 # Built from the public convenience libraries above; the version script
-# exports exactly the functions of the public headers (LARGEBLOCK_1.0),
-# and tests/test-lib-abi.sh holds it to that.  -version-info is
-# current:revision:age (libtool's rules); the SONAME is liblargeblock.so.1.
+# exports exactly the functions of the public headers, each at the node
+# that added it (LARGEBLOCK_1.0, LARGEBLOCK_1.1: lb_version), and
+# tests/test-lib-abi-exports-exactly-the-map.sh holds it to that.
+# -version-info is current:revision:age (libtool's rules: an added
+# interface bumps current and age); the SONAME stays liblargeblock.so.1.
 lib_LTLIBRARIES += lib/liblargeblock.la
-lib_liblargeblock_la_SOURCES = include/largeblock/largeblock.h
+lib_liblargeblock_la_SOURCES = include/largeblock/largeblock.h \
+	lib/version.c
+nodist_lib_liblargeblock_la_SOURCES = include/largeblock/version.h
 lib_liblargeblock_la_LIBADD = lib/libcore.la lib/libpattern.la \
 	lib/libalignedio.la
-lib_liblargeblock_la_LDFLAGS = -version-info 1:0:0 -no-undefined -pthread \
+lib_liblargeblock_la_LDFLAGS = -version-info 2:0:1 -no-undefined -pthread \
 	-Wl,--version-script=$(srcdir)/lib/liblargeblock.syms
 EXTRA_lib_liblargeblock_la_DEPENDENCIES = lib/liblargeblock.syms
 EXTRA_DIST += lib/liblargeblock.syms lib/largeblock.pc.in
@@ -93,6 +97,8 @@ largeblockincludedir = $(includedir)/largeblock
 largeblockinclude_HEADERS = include/largeblock/largeblock.h \
 	include/largeblock/geometry.h include/largeblock/align.h \
 	include/largeblock/pattern.h include/largeblock/aligned-io.h
+# Made by configure from version.h.in.
+nodist_largeblockinclude_HEADERS = include/largeblock/version.h
 
 pkgconfigdir = $(libdir)/pkgconfig
 pkgconfig_DATA = lib/largeblock.pc
@@ -100,6 +106,7 @@ pkgconfig_DATA = lib/largeblock.pc
 # Only what the library's users need, for tests/test-lib-install.sh:
 # make install-lib DESTDIR=...
 install-lib: install-libLTLIBRARIES install-largeblockincludeHEADERS \
+	install-nodist_largeblockincludeHEADERS \
 	install-pkgconfigDATA
 .PHONY: install-lib
 

@@ -1,6 +1,7 @@
 #!/bin/bash
 # liblargeblock's ABI: the .so exports exactly the symbols of
-# lib/liblargeblock.syms, each at version LARGEBLOCK_1.0, its SONAME is
+# lib/liblargeblock.syms, each at the version node the map puts it in
+# (LARGEBLOCK_1.0, LARGEBLOCK_1.1 ...), its SONAME is
 # liblargeblock.so.1, and the map lists exactly the functions (not static
 # inline) that the public headers declare.
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
@@ -16,18 +17,21 @@ map="$abs_top_srcdir/lib/liblargeblock.syms"
 objdump -p "$so" | grep -Eq 'SONAME +liblargeblock\.so\.1$' ||
     { objdump -p "$so" | grep SONAME; fail "SONAME is not liblargeblock.so.1"; }
 
-# The map's global names (comments and "local: *;" aside).
+# The map's global names, each with its node (comments and "local: *;"
+# aside): name@@LARGEBLOCK_1.0.
 sed -e 's|/\*.*\*/||g' "$map" |
-    awk '/global:/ { on = 1; next } /local:/ { on = 0 }
-         on { gsub(/[ \t;]/, ""); if ($0 != "") print }' | sort >"$tmpdir/map"
-[ -s "$tmpdir/map" ] || fail "no symbols in $map"
+    awk '/^LARGEBLOCK_[0-9.]+ *\{/ { node = $1; sub(/\{.*/, "", node); next }
+         /global:/ { on = 1; next } /local:|\}/ { on = 0 }
+         on { gsub(/[ \t;]/, ""); if ($0 != "") print $0 "@@" node }' |
+    sort >"$tmpdir/map-versioned"
+[ -s "$tmpdir/map-versioned" ] || fail "no symbols in $map"
+sed 's/@@.*//' "$tmpdir/map-versioned" | sort >"$tmpdir/map"
 
-# What the library exports, with versions.
+# What the library exports, with versions: each at the node the map
+# lists it under.
 nm -D --defined-only "$so" | awk '$2 != "A" { print $3 }' | sort >"$tmpdir/nm"
-grep -v '@@LARGEBLOCK_1\.0$' "$tmpdir/nm" && fail "symbols above are not at LARGEBLOCK_1.0"
-sed 's/@@.*//' "$tmpdir/nm" >"$tmpdir/exported"
-diff -u "$tmpdir/map" "$tmpdir/exported" ||
-    fail "the exported symbols (+) differ from the map (-)"
+diff -u "$tmpdir/map-versioned" "$tmpdir/nm" ||
+    fail "the exported symbols and their versions (+) differ from the map (-)"
 
 # What the public headers declare: gcc's -aux-info lists every function
 # prototype with the file it came from; keep the non-static ones from
@@ -42,4 +46,5 @@ grep -F -e "$abs_top_srcdir/include/largeblock/" \
     grep -o '\blb_[a-z0-9_]* (' | tr -d ' (' | sort -u >"$tmpdir/declared"
 diff -u "$tmpdir/map" "$tmpdir/declared" ||
     fail "the functions the headers declare (+) differ from the map (-)"
-echo "$(wc -l <"$tmpdir/map") symbols, all at LARGEBLOCK_1.0"
+echo "$(wc -l <"$tmpdir/map") symbols:"
+sed 's/.*@@//' "$tmpdir/map-versioned" | sort | uniq -c

@@ -55,6 +55,37 @@ cd "$tmpdir"
     "$libdir/liblargeblock.a" -pthread -o ex-static ||
     fail "the example does not build against the installed static archive"
 
+# The version: the headers' macros are AC_INIT's, and lb_version() of the
+# installed library agrees with them.
+cat >version.c <<'EOF_C'
+#include <stdio.h>
+#include <string.h>
+#include <largeblock/largeblock.h>
+
+int
+main (void)
+{
+  char parts[32];
+
+  snprintf (parts, sizeof parts, "%d.%d.%d", LARGEBLOCK_VERSION_MAJOR,
+            LARGEBLOCK_VERSION_MINOR, LARGEBLOCK_VERSION_MICRO);
+  printf ("%s %s %s %06x\n", lb_version (), LARGEBLOCK_VERSION_STRING, parts,
+          LARGEBLOCK_VERSION_NUMBER);
+  return strcmp (lb_version (), LARGEBLOCK_VERSION_STRING) != 0
+         || strcmp (parts, LARGEBLOCK_VERSION_STRING) != 0;
+}
+EOF_C
+"$CC" -std=gnu11 -Wall -Wextra -Werror version.c $cflags $libs -o version ||
+    fail "a program calling lb_version() does not build against the installed library"
+LD_LIBRARY_PATH="$libdir" ./version >version.out || { cat version.out; fail "lb_version() disagrees with <largeblock/version.h>"; }
+cat version.out
+version=$(sed -n 's/^AC_INIT(\[largeblock\], \[\([^]]*\)\].*/\1/p' "$abs_top_srcdir/configure.ac")
+read -r running _ _ number <version.out
+[ "$running" = "$version" ] || fail "lb_version() is $running, configure.ac says $version"
+IFS=. read -r major minor micro <<<"$version"
+[ "$number" = "$(printf '%02x%02x%02x' "$major" "$minor" "$micro")" ] ||
+    fail "LARGEBLOCK_VERSION_NUMBER $number does not encode $version"
+
 # The shared build must load DESTDIR's library, not one in the tree.
 LD_LIBRARY_PATH="$libdir" ldd ./ex-shared >ldd.out
 grep -q "liblargeblock.so.1 => $libdir/liblargeblock.so.1" ldd.out ||

@@ -5,7 +5,8 @@
  *   cc t.c $(pkg-config --cflags --libs largeblock)
  *
  * Every function is thread-safe; each header says how its functions fail.
- * The exported symbols carry the version LARGEBLOCK_1.0.
+ * The exported symbols carry the version node that added them
+ * (LARGEBLOCK_1.0, LARGEBLOCK_1.1: lb_version).
  */
 #ifndef LARGEBLOCK_H
 #define LARGEBLOCK_H
@@ -14,6 +15,7 @@
 extern "C" {
 #endif
 
+#include <largeblock/version.h>
 #include <largeblock/geometry.h>
 #include <largeblock/align.h>
 #include <largeblock/pattern.h>
