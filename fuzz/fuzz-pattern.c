@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "largeblock/pattern.h"
+#include "enum-counts.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
@@ -122,7 +123,7 @@ check_class (const struct fuzz_case *c, const uint8_t *buf,
 {
   bool same = memcmp (buf, expected, c->key.block_bytes) == 0;
 
-  assert ((unsigned) r->cls < LB_PATTERN__COUNT);
+  assert ((unsigned) r->cls < LB_PATTERN_NR_CLASSES);
   assert ((r->cls == LB_PATTERN_GOOD) == same);
   if (r->cls == LB_PATTERN_NEVER_WRITTEN)
     assert (c->key.generation != 0 && all_zero (buf, c->key.block_bytes));

@@ -10,7 +10,7 @@
 # installed library.
 noinst_LTLIBRARIES += lib/libcore.la
 lib_libcore_la_SOURCES = \
-	lib/align.c include/largeblock/align.h \
+	lib/align.c include/largeblock/align.h lib/enum-counts.h \
 	lib/error.c lib/error.h \
 	lib/geometry.c include/largeblock/geometry.h
 

@@ -11,7 +11,7 @@
 void
 lb_stats_init (struct lb_stats *s)
 {
-  for (int t = 0; t < LB_REQ__COUNT; t++) {
+  for (int t = 0; t < LB_REQ_NR_TYPES; t++) {
     atomic_init (&s->requests[t], 0);
     atomic_init (&s->bytes[t], 0);
     atomic_init (&s->misaligned[t], 0);
@@ -49,7 +49,7 @@ static void
 write_by_type (FILE *fp, const char *name, const _Atomic uint64_t *counters)
 {
   fprintf (fp, "  \"%s\": {", name);
-  for (int t = 0; t < LB_REQ__COUNT; t++)
+  for (int t = 0; t < LB_REQ_NR_TYPES; t++)
     fprintf (fp, "%s\"%s\": %" PRIu64, t ? ", " : " ",
              lb_req_type_name ((enum lb_req_type) t), load (&counters[t]));
   fprintf (fp, " }");

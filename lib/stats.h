@@ -14,13 +14,14 @@
 
 #include "largeblock/align.h"
 #include "largeblock/geometry.h"
+#include "enum-counts.h"
 #include "store.h"
 
 struct lb_stats {
-  _Atomic uint64_t requests[LB_REQ__COUNT];
-  _Atomic uint64_t bytes[LB_REQ__COUNT];
-  _Atomic uint64_t misaligned[LB_REQ__COUNT];
-  _Atomic uint64_t errors[LB_REQ__COUNT];
+  _Atomic uint64_t requests[LB_REQ_NR_TYPES];
+  _Atomic uint64_t bytes[LB_REQ_NR_TYPES];
+  _Atomic uint64_t misaligned[LB_REQ_NR_TYPES];
+  _Atomic uint64_t errors[LB_REQ_NR_TYPES];
 };
 
 void lb_stats_init (struct lb_stats *s);

@@ -229,12 +229,14 @@ integration_tests += \
 	tests/test-verify-write-refuses-signatures.sh
 EXTRA_DIST += tests/verify-functions.sh tests/helpers/greet-and-hang-up.py
 
-# The installed library: its ABI, its man pages' examples, and a program
-# built from an installed copy with pkg-config alone.
+# The installed library: its ABI, its man pages' examples, a program
+# built from an installed copy with pkg-config alone, and each public
+# header compiling on its own.
 integration_tests += \
 	tests/test-lib-abi-exports-exactly-the-map.sh \
 	tests/test-lib-man-examples-build-and-run.sh \
-	tests/test-lib-install.sh
+	tests/test-lib-install.sh \
+	tests/test-lib-headers-compile-alone.sh
 EXTRA_DIST += tests/lib-functions.sh
 
 # The quick start's install: this build's plugin, programs and man pages,

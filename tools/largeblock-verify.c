@@ -448,7 +448,7 @@ print_human (const struct verify_opts *o, const struct verify_export *ex,
             rep->writes, rep->bytes_written, rep->trims, rep->zeros,
             rep->io_errors);
     printf ("  blocks          ");
-    for (int c = 0; c < LB_PATTERN__COUNT; c++)
+    for (int c = 0; c < LB_PATTERN_NR_CLASSES; c++)
       printf (" %s %" PRIu64, lb_pattern_class_name (c),
               rep->blocks_by_class[c]);
     printf ("\n");
@@ -507,7 +507,7 @@ print_json_integrity (const struct verify_opts *o,
           o->seed, ex->region_offset_bytes, ex->region_bytes, ex->block_bytes,
           rep->rounds_done, rep->writes, rep->trims, rep->zeros,
           rep->io_errors);
-  for (int c = 0; c < LB_PATTERN__COUNT; c++)
+  for (int c = 0; c < LB_PATTERN_NR_CLASSES; c++)
     printf ("%s\"%s\": %" PRIu64, c ? ", " : "", lb_pattern_class_name (c),
             rep->blocks_by_class[c]);
   printf ("},\n  \"errors_total\": %" PRIu64 ", \"errors\": [",

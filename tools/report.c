@@ -130,10 +130,10 @@ report_zero_done (struct verify_report *rep)
 
 void
 report_blocks (struct verify_report *rep,
-               const uint64_t counts[LB_PATTERN__COUNT])
+               const uint64_t counts[LB_PATTERN_NR_CLASSES])
 {
   pthread_mutex_lock (&rep->lock);
-  for (int c = 0; c < LB_PATTERN__COUNT; c++)
+  for (int c = 0; c < LB_PATTERN_NR_CLASSES; c++)
     rep->data.blocks_by_class[c] += counts[c];
   pthread_mutex_unlock (&rep->lock);
 }

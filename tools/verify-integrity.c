@@ -285,7 +285,7 @@ static void
 check_read (struct run *run, const struct request *r, const uint8_t *buf,
             uint8_t *scratch)
 {
-  uint64_t counts[LB_PATTERN__COUNT] = { 0 };
+  uint64_t counts[LB_PATTERN_NR_CLASSES] = { 0 };
   uint32_t block = run->ex->block_bytes;
 
   for (uint64_t done = 0; done < r->count_bytes; done += block) {

@@ -18,6 +18,7 @@
 
 #include <largeblock/geometry.h>
 
+/* New types are only ever added at the end. */
 enum lb_req_type {
   LB_REQ_READ,
   LB_REQ_WRITE,
@@ -25,8 +26,7 @@ enum lb_req_type {
   LB_REQ_ZERO,
   LB_REQ_CACHE,
   LB_REQ_EXTENTS,
-  LB_REQ_FLUSH,
-  LB_REQ__COUNT
+  LB_REQ_FLUSH
 };
 
 /* "read", "write", "trim", "zero", "cache", "extents", "flush". */

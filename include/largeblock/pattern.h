@@ -45,14 +45,14 @@ struct lb_pattern_key {
   uint32_t block_bytes;
 };
 
+/* New classes are only ever added at the end. */
 enum lb_pattern_class {
   LB_PATTERN_GOOD,
   LB_PATTERN_NEVER_WRITTEN, /* all zeros where data was expected */
   LB_PATTERN_STALE,         /* this block, an older generation */
   LB_PATTERN_MISDIRECTED,   /* a block stamped for another offset */
   LB_PATTERN_TORN,          /* partly the expected block */
-  LB_PATTERN_FOREIGN,       /* anything else */
-  LB_PATTERN__COUNT
+  LB_PATTERN_FOREIGN        /* anything else */
 };
 
 struct lb_pattern_result {

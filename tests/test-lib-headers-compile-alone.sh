@@ -1,0 +1,38 @@
+#!/bin/bash
+# Every public header (include/largeblock/*.h) compiles on its own, first
+# in a translation unit, as strict C11 without warnings, and carries no
+# sentinel enumerator (LB_..._COUNT-style "__" names): a count in a public
+# enum is a number users compile in, which then changes when a value is
+# added.  largeblock.h also compiles as C++ when a C++ compiler is here.
+source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
+source "$abs_top_srcdir/tests/lib-functions.sh"
+
+requires "$CC"
+inc=("-I$abs_top_srcdir/include" "-I$abs_top_builddir/include")
+headers=$(cd "$abs_top_srcdir/include" && ls largeblock/*.h | grep -v "^largeblock/version.h$")
+[ -f "$abs_top_builddir/include/largeblock/version.h" ] ||
+    fail "include/largeblock/version.h is not generated (run configure)"
+headers="$headers largeblock/version.h"
+
+n=0
+for h in $headers; do
+    printf '#include <%s>\nint lb_header_only_test;\n' "$h" >"$tmpdir/h.c"
+    "$CC" -std=c11 -pedantic -Wall -Wextra -Werror "${inc[@]}" \
+        -c "$tmpdir/h.c" -o "$tmpdir/h.o" || fail "<$h> does not compile on its own"
+    n=$((n + 1))
+done
+echo "$n headers compile on their own"
+
+if grep -nE '\bLB_[A-Z0-9_]*__[A-Z0-9_]*\b' "$abs_top_srcdir"/include/largeblock/*.h; then
+    fail "a public header above has a sentinel enumerator"
+fi
+
+cxx=${CXX:-c++}
+if command -v "$cxx" >/dev/null 2>&1; then
+    printf '#include <largeblock/largeblock.h>\nint main () { return lb_version () == nullptr; }\n' \
+        >"$tmpdir/h.cc"
+    "$cxx" -std=c++11 -Wall -Wextra -Werror "${inc[@]}" -fsyntax-only "$tmpdir/h.cc" ||
+        fail "<largeblock/largeblock.h> does not compile as C++"
+else
+    echo "no C++ compiler: the C++ part is not run"
+fi
