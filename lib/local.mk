@@ -107,10 +107,13 @@ pkgconfig_DATA = lib/largeblock.pc
 # make install-lib DESTDIR=...
 install-lib: install-libLTLIBRARIES install-largeblockincludeHEADERS \
 	install-nodist_largeblockincludeHEADERS \
-	install-pkgconfigDATA
+	install-pkgconfigDATA install-man3 install-lib-man3-links
 .PHONY: install-lib
 
 # ---- the section 3 pages: largeblock(3) and one per group ----
+# Every function a group page names in its NAME section also gets a page
+# of its own: a ".so" link to the group page (lib/man3-links.sh), so
+# "man lb_pread_full" opens lb_aligned_io(3).
 # largeblock.pod shows docs/largeblock-example.c verbatim (the tests
 # check that, and build and run every page's example).
 lib_man3_pods = docs/largeblock.pod docs/lb_geometry.pod docs/lb_align.pod \
@@ -130,3 +133,19 @@ docs/lb_aligned_io.3: docs/lb_aligned_io.pod
 	$(AM_V_GEN)$(LIB_POD2MAN) --name=lb_aligned_io $< $@
 docs/lb_pattern.3: docs/lb_pattern.pod
 	$(AM_V_GEN)$(LIB_POD2MAN) --name=lb_pattern $< $@
+
+EXTRA_DIST += lib/man3-links.sh
+install-data-local: install-lib-man3-links
+install-lib-man3-links:
+	@$(NORMAL_INSTALL)
+	$(MKDIR_P) '$(DESTDIR)$(man3dir)'
+	$(SHELL) '$(srcdir)/lib/man3-links.sh' '$(srcdir)' $(lib_man3_pods) | \
+	while read fn page; do \
+	  echo ".so man3/$$page.3" >'$(DESTDIR)$(man3dir)/'"$$fn.3" || exit 1; \
+	done
+uninstall-local: uninstall-lib-man3-links
+uninstall-lib-man3-links:
+	@$(NORMAL_UNINSTALL)
+	$(SHELL) '$(srcdir)/lib/man3-links.sh' '$(srcdir)' $(lib_man3_pods) | \
+	while read fn page; do rm -f '$(DESTDIR)$(man3dir)/'"$$fn.3"; done
+.PHONY: install-lib-man3-links uninstall-lib-man3-links

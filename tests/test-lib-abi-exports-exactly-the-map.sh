@@ -3,7 +3,8 @@
 # lib/liblargeblock.syms, each at the version node the map puts it in
 # (LARGEBLOCK_1.0, LARGEBLOCK_1.1 ...), its SONAME is
 # liblargeblock.so.1, and the map lists exactly the functions (not static
-# inline) that the public headers declare.
+# inline) that the public headers declare and that the section 3 group
+# pages name (each then gets its own "man FUNCTION", lib/man3-links.sh).
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 source "$abs_top_srcdir/tests/lib-functions.sh"
 
@@ -46,5 +47,15 @@ grep -F -e "$abs_top_srcdir/include/largeblock/" \
     grep -o '\blb_[a-z0-9_]* (' | tr -d ' (' | sort -u >"$tmpdir/declared"
 diff -u "$tmpdir/map" "$tmpdir/declared" ||
     fail "the functions the headers declare (+) differ from the map (-)"
+# What the group pages name, each of which gets a page of its own.
+pods=$(sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$abs_top_srcdir/lib/local.mk" |
+           sed -n 's/^lib_man3_pods = //p')
+[ -n "$pods" ] || fail "no lib_man3_pods in lib/local.mk"
+# shellcheck disable=SC2086 # one word per page
+sh "$abs_top_srcdir/lib/man3-links.sh" "$abs_top_srcdir" $pods |
+    awk '{ print $1 }' | sort >"$tmpdir/paged"
+diff -u "$tmpdir/map" "$tmpdir/paged" ||
+    fail "the functions the man pages name (+) differ from the map (-)"
+
 echo "$(wc -l <"$tmpdir/map") symbols:"
 sed 's/.*@@//' "$tmpdir/map-versioned" | sort | uniq -c

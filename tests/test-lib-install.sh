@@ -1,6 +1,7 @@
 #!/bin/bash
 # The installed library works from what is installed alone: install the
-# library, its headers and largeblock.pc into a DESTDIR (make install-lib),
+# library, its headers, largeblock.pc and its section 3 pages (one per
+# function, as links) into a DESTDIR (make install-lib),
 # then build docs/largeblock-example.c -- the largeblock(3) example --
 # with nothing but pkg-config's flags, against the shared library and
 # against the static archive, and run both on an O_DIRECT file and the
@@ -92,6 +93,26 @@ grep -q "liblargeblock.so.1 => $libdir/liblargeblock.so.1" ldd.out ||
     { cat ldd.out; fail "ex-shared does not load $libdir/liblargeblock.so.1"; }
 if readelf -d ex-static | grep NEEDED | grep -q liblargeblock; then
     fail "ex-static depends on the shared library"
+fi
+
+# Every exported function has a man page of its own: a ".so" link to an
+# installed group page, and man follows it.
+man3=$(find "$dest" -type d -name man3)
+[ -n "$man3" ] || fail "no man3 directory was installed"
+nm -D --defined-only "$libdir/liblargeblock.so.1" |
+    awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' >exported
+[ -s exported ] || fail "no functions in $libdir/liblargeblock.so.1"
+while read -r fn; do
+    [ -f "$man3/$fn.3" ] || fail "$fn(3) was not installed"
+    target=$(sed -n 's|^\.so man3/||p' "$man3/$fn.3")
+    [ -z "$target" ] || [ -f "$man3/$target" ] ||
+        fail "$fn(3) points to man3/$target, which was not installed"
+done <exported
+echo "$(wc -l <exported) functions, each with a page"
+if command -v man >/dev/null 2>&1; then
+    MANWIDTH=80 man -M "$(dirname "$man3")" -P cat 3 lb_pread_full >man.out 2>&1 ||
+        { cat man.out; fail "man lb_pread_full fails"; }
+    grep -q 'lb_pread_full' man.out || { cat man.out; fail "man lb_pread_full shows another page"; }
 fi
 
 dir=$(direct_dir)
