@@ -226,7 +226,8 @@ integration_tests += \
 	tests/test-verify-largeblock-run-device.sh \
 	tests/test-verify-power-cut.sh \
 	tests/test-verify-write-refuses-mounted-device.sh \
-	tests/test-verify-write-refuses-signatures.sh
+	tests/test-verify-write-refuses-signatures.sh \
+	tests/test-verify-main-file-exports-only-main.sh
 EXTRA_DIST += tests/verify-functions.sh tests/helpers/greet-and-hang-up.py
 
 # The installed library: its ABI, its man pages' examples, a program

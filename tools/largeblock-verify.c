@@ -6,7 +6,8 @@
  * description (target.h), the region, and the report (a human table or
  * JSON) with the exit code.  The probes live in verify-probe.c, the
  * write and verify phases in verify-integrity.c, the report and its lock
- * in report.c.
+ * in report.c, the JSON strings in json.c.  It exports only main: no
+ * module calls back into it.
  */
 #include <config.h>
 
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "cutclass.h"
+#include "json.h"
 #include "largeblock/geometry.h"
 #include "verify.h"
 
@@ -463,29 +465,6 @@ print_human (const struct verify_opts *o, const struct verify_export *ex,
             ex->region_bytes, o->uri);
   }
   printf ("result             %s\n", verdict_of (code));
-}
-
-void
-json_string (const char *s)
-{
-  putchar ('"');
-  for (; *s; s++)
-    if (*s == '"' || *s == '\\')
-      printf ("\\%c", *s);
-    else if ((unsigned char) *s < 0x20)
-      printf ("\\u%04x", *s);
-    else
-      putchar (*s);
-  putchar ('"');
-}
-
-void
-json_string_lines (const char *lines, size_t stride, unsigned n)
-{
-  for (unsigned i = 0; i < n; i++) {
-    printf ("%s\n   ", i ? "," : "");
-    json_string (lines + i * stride);
-  }
 }
 
 static const char *

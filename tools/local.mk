@@ -3,6 +3,8 @@
 bin_PROGRAMS += tools/largeblock-verify
 tools_largeblock_verify_SOURCES = \
 	tools/largeblock-verify.c \
+	tools/json.c \
+	tools/json.h \
 	tools/report.c \
 	tools/report.h \
 	tools/target-claim.c \

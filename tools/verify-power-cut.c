@@ -34,6 +34,7 @@
 
 #include "largeblock/aligned-io.h"
 #include "cutclass.h"
+#include "json.h"
 #include "verify.h"
 
 #define OLD_GEN 1u

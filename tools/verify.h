@@ -84,14 +84,6 @@ int verify_integrity (const struct verify_opts *opts,
                       const struct verify_export *ex,
                       struct verify_report *rep);
 
-/* Print s as a JSON string (quoted, escaped) on stdout. */
-void json_string (const char *s);
-
-/* The n strings at lines, stride bytes apart, as the elements of a JSON
- * array (one per line, comma-separated; no brackets).
- */
-void json_string_lines (const char *lines, size_t stride, unsigned n);
-
 /* --power-cut: write generation 1 over the region, flush, write
  * generation 2, make the power fail, reconnect, classify every physical
  * block (lib/cutclass) and print the report.  Takes t, the connection
