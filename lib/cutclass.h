@@ -17,7 +17,7 @@
  *                        generation or seed): wrong after any cut.
  *
  * and lb_cutclass_allowed says which classes each power-cut mode of
- * lib/wcache permits: lose only old; atomic old or new; torn old, new or
+ * lib/disk/wcache permits: lose only old; atomic old or new; torn old, new or
  * torn; foreign never.
  *
  * Everything here is pure: no state, no locking, safe from any thread.

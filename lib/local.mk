@@ -1,6 +1,8 @@
 # largeblock: lib/ -- the C library behind the plugin and the programs
 # (pure C, no nbdkit), as libtool convenience libraries, one per concern,
-# and the installed verification library built from the public ones.
+# and the installed verification library built from the public ones
+# (their headers in include/largeblock/).  The plugin's engine, which is
+# never installed, is the folder lib/disk/ and its library lib/libdisk.la.
 #
 # A shared module (the plugin) takes a convenience library whole
 # (--whole-archive), so a module that only programs use gets a library of
@@ -14,23 +16,25 @@ lib_libcore_la_SOURCES = \
 	lib/error.c lib/error.h \
 	lib/geometry.c include/largeblock/geometry.h
 
-# The disk: parameters, the two stores and their allocator, statistics.
-# Plugin, server, bench, tests, fuzz (with lib/libcore.la after it).
+# The plugin's engine, in lib/disk/ (private, never installed): the disk
+# parameters, the two stores behind one interface and their folio
+# allocator, the write cache and its power cut, statistics.  Plugin,
+# server, bench, tests, fuzz (with lib/libcore.la after it).
 noinst_LTLIBRARIES += lib/libdisk.la
 lib_libdisk_la_SOURCES = \
-	lib/disk.c lib/disk.h \
-	lib/extents.c lib/extents.h \
-	lib/filestore.c lib/filestore.h \
-	lib/nbdkitargs.c lib/nbdkitargs.h \
-	lib/params.c lib/params.h \
-	lib/ramstore.c lib/ramstore.h \
-	lib/reclaim.c lib/reclaim.h \
-	lib/slab.c lib/slab.h \
-	lib/stats.c lib/stats.h \
-	lib/store.h \
-	lib/prng.h \
-	lib/wcache.c lib/wcache.h \
-	lib/cutfifo.c lib/cutfifo.h
+	lib/disk/disk.c lib/disk/disk.h \
+	lib/disk/extents.c lib/disk/extents.h \
+	lib/disk/filestore.c lib/disk/filestore.h \
+	lib/disk/nbdkitargs.c lib/disk/nbdkitargs.h \
+	lib/disk/params.c lib/disk/params.h \
+	lib/disk/ramstore.c lib/disk/ramstore.h \
+	lib/disk/reclaim.c lib/disk/reclaim.h \
+	lib/disk/slab.c lib/disk/slab.h \
+	lib/disk/stats.c lib/disk/stats.h \
+	lib/disk/store.h \
+	lib/disk/prng.h \
+	lib/disk/wcache.c lib/disk/wcache.h \
+	lib/disk/cutfifo.c lib/disk/cutfifo.h
 
 # The C files of libcore, libdisk, libpattern and libstatsread, one a
 # line: the libFuzzer harnesses (scripts/fuzz.sh) are linked from these,

@@ -53,7 +53,7 @@ fuzz_harnesses () {
         bin="$builddir/fuzz/work/fuzz-$h"
         mkdir -p "$work/corpus" "$work/crashes"
         "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined \
-            -fno-sanitize-recover=all -I"$builddir" -I"$srcdir/include" -I"$builddir/include" -I"$srcdir/lib" \
+            -fno-sanitize-recover=all -I"$builddir" -I"$srcdir/include" -I"$builddir/include" -I"$srcdir/lib" -I"$srcdir/lib/disk" \
             "$srcdir/fuzz/fuzz-$h.c" "${lib_sources[@]}" -pthread \
             -o "$bin" || { echo "fuzz: cannot build $h"; status=1; continue; }
         echo "fuzz: $h for ${seconds}s"

@@ -12,7 +12,7 @@ marker="$tmpdir/served"
 nr_checked=0 nr_refused=0 nr_sampled_out=0
 
 # Under valgrind (make check-valgrind) every start costs seconds, and the
-# rules behind the messages are lib/params', which the unit tests already
+# rules behind the messages are lib/disk/params', which the unit tests already
 # run under valgrind (tests/unit/check-params.c, check-geometry.c), so
 # only a sample of the refusals runs there: every 4th case, and every
 # case marked "path" -- one for each way the plugin can refuse (config

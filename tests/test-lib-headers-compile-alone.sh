@@ -3,7 +3,8 @@
 # in a translation unit, as strict C11 without warnings, and carries no
 # sentinel enumerator (LB_..._COUNT-style "__" names): a count in a public
 # enum is a number users compile in, which then changes when a value is
-# added.  largeblock.h also compiles as C++ when a C++ compiler is here.
+# added.  Each includes only the C library and other public headers.
+# largeblock.h also compiles as C++ when a C++ compiler is here.
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 source "$abs_top_srcdir/tests/lib-functions.sh"
 
@@ -22,6 +23,13 @@ for h in $headers; do
     n=$((n + 1))
 done
 echo "$n headers compile on their own"
+
+# The boundary: a public header includes only the C library and other
+# public headers, never lib/ or the engine in lib/disk/.
+if grep -n '#include' "$abs_top_srcdir"/include/largeblock/*.h |
+        grep -vE '#include <(std[a-z]*|largeblock/[a-z-]*)\.h>'; then
+    fail "a public header above includes a private header"
+fi
 
 if grep -nE '\bLB_[A-Z0-9_]*__[A-Z0-9_]*\b' "$abs_top_srcdir"/include/largeblock/*.h; then
     fail "a public header above has a sentinel enumerator"

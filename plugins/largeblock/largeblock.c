@@ -1,15 +1,15 @@
 /* largeblock: nbdkit plugin serving a large-block-size RAM or file disk.
  *
- * Thin glue: configuration builds the disk (lib/disk: a RAM store, or a
+ * Thin glue: configuration builds the disk (lib/disk/disk: a RAM store, or a
  * file store for file=, locked and opened read-only if nbdkit's command
- * line has -r (lib/nbdkitargs), under a volatile write cache for
+ * line has -r (lib/disk/nbdkitargs), under a volatile write cache for
  * write-cache=volatile); each connection gets its store from
  * lb_disk_connect (bound to the power generation: after a power cut its
  * requests fail with EIO); each request callback checks the request
  * against the geometry and the alignment policy (lib/align), counts it
- * (lib/stats), and forwards it to the connection's store, turning lib
+ * (lib/disk/stats), and forwards it to the connection's store, turning lib
  * errors into nbdkit_error() and the errno the client must see.  Power
- * cuts on demand come from lib/cutfifo's watcher thread.
+ * cuts on demand come from lib/disk/cutfifo's watcher thread.
  *
  * Thread model PARALLEL.  The globals below are written only during
  * configuration (load, config, config_complete, after_fork), before any
@@ -170,7 +170,7 @@ log_cut (const struct lb_cut_report *r, void *opaque)
     write_statsfile ();
 }
 
-/* "cut" (nth = 0) or "cut N": lib/wcache decides whether cut N is due. */
+/* "cut" (nth = 0) or "cut N": lib/disk/wcache decides whether cut N is due. */
 static void
 cut_from_fifo (uint64_t nth, void *opaque)
 {
@@ -227,7 +227,7 @@ debug_file (const char *path, const struct lb_file_info *f)
 }
 
 /* nbdkit tells a plugin about -r only per connection; a file disk must
- * know before it opens and locks its file (lib/nbdkitargs.h).
+ * know before it opens and locks its file (lib/disk/nbdkitargs.h).
  */
 static void
 find_read_only (void)

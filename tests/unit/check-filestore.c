@@ -1,4 +1,4 @@
-/* largeblock: lib/filestore unit tests.
+/* largeblock: lib/disk/filestore unit tests.
  *
  * Probing paths; creating a sparse file of the disk's size; reads and
  * writes against a model; trim and zero (each flag) against the model and

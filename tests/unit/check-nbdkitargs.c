@@ -1,4 +1,4 @@
-/* largeblock: lib/nbdkitargs unit tests.
+/* largeblock: lib/disk/nbdkitargs unit tests.
  *
  * Table-driven: nbdkit command lines and whether they ask for -r, the
  * way nbdkit's getopt_long reads them -- short, clustered and long

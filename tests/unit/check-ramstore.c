@@ -1,4 +1,4 @@
-/* largeblock: lib/ramstore unit tests.
+/* largeblock: lib/disk/ramstore unit tests.
  *
  * Proves the RAM store's data semantics against a byte-array model for
  * several geometries: zeros where nothing was written, writes across folio

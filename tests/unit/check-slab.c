@@ -1,4 +1,4 @@
-/* largeblock: lib/slab unit tests.
+/* largeblock: lib/disk/slab unit tests.
  *
  * Proves that folios come back zero-filled (fresh and reused), that a
  * freed folio's memory really leaves the process (mincore says its pages

@@ -1,4 +1,4 @@
-/* largeblock: lib/stats unit tests.
+/* largeblock: lib/disk/stats unit tests.
  *
  * Counters land in the right request type and nowhere else, counting is
  * exact under concurrent updates, and the JSON report carries every key

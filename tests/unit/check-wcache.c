@@ -1,4 +1,4 @@
-/* largeblock: lib/wcache unit tests.
+/* largeblock: lib/disk/wcache unit tests.
  *
  * Random write/FUA/trim/zero/flush sequences run against the write cache
  * (over a RAM store) and against a model that keeps, per byte, the durable
