@@ -29,7 +29,12 @@
  *   image.
  * - Counters are relaxed atomics.  The cut reports are under report_lock,
  *   which nothing holds while it takes another lock, so on_cut may read
- *   them.  Lock order: cut_lock, stripes, report_lock.
+ *   them.  on_cut runs with cut_lock and every stripe's write lock held,
+ *   so a lock it takes comes after them: the plugin's statsfile_lock
+ *   (plugins/largeblock/largeblock.c, write_statsfile), under which only
+ *   report_lock is taken (lb_wcache_get_stats).  Lock order: cut_lock,
+ *   stripes in index order, the caller's on_cut locks (statsfile_lock),
+ *   report_lock.
  * - Memory: bytes_used is reserved (CAS) before a stripe lock is taken,
  *   for the most a block can need, and the unused part given back after;
  *   so the bound is never exceeded and no lock is held while an implicit

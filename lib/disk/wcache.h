@@ -78,7 +78,10 @@ struct lb_wcache_config {
    * that cut, before any connection can see the cut (EIO, or the
    * post-cut image): requests wait for it, so it must be quick and must
    * not read or write through the cache's stores (their usage, and
-   * lb_wcache_get_stats, which already counts this cut, are fine).
+   * lb_wcache_get_stats, which already counts this cut, are fine).  It
+   * runs under cut_lock and every stripe lock: a lock it takes must never
+   * be held by a thread that then enters the cache (see wcache.c's lock
+   * order).
    */
   void (*on_cut) (const struct lb_cut_report *r, void *opaque);
   void *opaque;

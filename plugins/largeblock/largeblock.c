@@ -16,6 +16,12 @@
  * connection, and read-only afterwards; the store and the counters are
  * thread-safe, short_file_logged is an atomic, and statsfile_lock
  * serializes writing the statistics (after each cut and at exit).
+ *
+ * Lock order: a cut's report (log_cut, wcache's on_cut) takes
+ * statsfile_lock while lib/disk/wcache holds its cut_lock and every
+ * stripe lock, so statsfile_lock comes after them; under it only
+ * wcache's report_lock is taken (the cut counters, lb_wcache_get_stats).
+ * Nothing may enter the cache's reads or writes while holding it.
  */
 #include <config.h>
 
