@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock fuzzing: lb_params_set and lb_params_finish (the whole
  * plugin command line, geometry rules included).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock fuzzing: lb_parse_size (every size= style value).
  *
  * Input: the value as typed.  Properties: never crashes; fails with a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock fuzzing: lb_pattern_check and lb_pattern_describe, the
  * classifier largeblock-verify runs on every block it reads back from an
  * export it does not trust.

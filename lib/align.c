@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: request classification -- see align.h.  Pure functions. */
 #include <config.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: aligned I/O on a file descriptor.
  *
  * Owns nothing but the descriptor calls: no state, so every function is

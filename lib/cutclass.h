@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: what a power cut left in a region of stamped blocks.
  *
  * After a power cut on a disk with a volatile write cache, each physical

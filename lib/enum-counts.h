@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: how many values the public enums have, for the tables
  * indexed by them (names, statistics, report counts).
  *

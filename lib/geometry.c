@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: disk geometry -- size parsing, validation, translation.
  *
  * Pure functions, no state; see geometry.h.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: lib/ -- the C library behind the plugin and the programs
 # (pure C, no nbdkit), as libtool convenience libraries, one per concern,
 # and the installed verification library built from the public ones

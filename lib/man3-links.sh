@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: the section 3 links, from the group pages themselves.
 #
 #   man3-links.sh SRCDIR POD...

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: stamped verification blocks and their classifier.
  *
  * Pure functions, no state; see pattern.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: reading a statsfile back.
  *
  * The plugin writes its statistics (lib/disk/stats: lb_stats_write_json, with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the running library's version -- see version.h.  No state. */
 #include <config.h>
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: fuzz the plugin through "nbdkit -s" with NBD sessions as
 # input (AFL++), each target for FUZZ_SECONDS (default 60).  Usage, from
 # a configured tree (scripts/fuzz.sh, "make fuzz", calls it):

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: fuzz the parsers of lib/ with libFuzzer (clang), and the
 # plugin through "nbdkit -s" with AFL++ (scripts/fuzz-session.sh), each
 # for FUZZ_SECONDS (default 60), FUZZ_JOBS (default 1) at a time.  Usage, from a configured tree ("make fuzz"):

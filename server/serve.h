@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run and largeblock-vm: what both do to serve a disk --
  * check the PARAM=VALUE list the way the plugin will, and start a
  * daemon (nbdkit, nbdfuse) and wait until it is ready.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-vm: the guest's kernel -- the user's own build
  * (--kernel, --modules), a Debian kernel package (--kernel-deb), or by
  * default Debian's 6.12 cloud kernel, fetched once into a cache

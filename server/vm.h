@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-vm: what its files share -- the options and the state of
  * one run: the servers it started, the guest's kernel and initramfs, and
  * the QEMU that boots them.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: tests/ -- what make check runs: the unit test runner, the
 # ramstore stress program, every integration test, and the helpers they
 # load.  (The hardening targets are in tests/harden.mk; the programs the
@@ -171,9 +172,10 @@ check-instrumented:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(instrumented_tests)"
 .PHONY: check-instrumented
 
-# The tree's conventions: the C layout of .clang-format.
-integration_tests += tests/test-format.sh
-EXTRA_DIST += scripts/check-format.sh
+# The tree's conventions: the C layout of .clang-format, and the licence
+# line in every source file.
+integration_tests += tests/test-format.sh tests/test-spdx-every-source-file.sh
+EXTRA_DIST += scripts/check-format.sh scripts/spdx-check.sh
 
 # server/largeblock-run.
 integration_tests += \

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: every invalid startup configuration in the SPEC is refused
 # before anything is served -- nbdkit exits non-zero (not by a signal), the
 # --run command never runs -- and stderr carries exactly one

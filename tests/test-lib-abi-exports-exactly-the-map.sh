@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # liblargeblock's ABI: the .so exports exactly the symbols of
 # lib/liblargeblock.syms, each at the version node the map puts it in
 # (LARGEBLOCK_1.0, LARGEBLOCK_1.1 ...), its SONAME is

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Every public header (include/largeblock/*.h) compiles on its own, first
 # in a translation unit, as strict C11 without warnings, and carries no
 # sentinel enumerator (LB_..._COUNT-style "__" names): a count in a public

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The installed library works from what is installed alone: install the
 # library, its headers, largeblock.pc and its section 3 pages (one per
 # function, as links) into a DESTDIR (make install-lib),

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The section 3 pages are well-formed POD; largeblock(3) shows
 # docs/largeblock-example.c exactly; every page's EXAMPLE compiles
 # against the built library without warnings and runs successfully.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-verify's main file defines no function but main that other
 # files could call: the modules never call back into it, so no two of its
 # files call each other in a loop (issue 28; json_string once lived there,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-vm tests: run inside the guest (by bash).  XFS with 16k
 # blocks and 4k sectors on $LARGEBLOCK_DEV: buffered and O_DIRECT writes,
 # caches dropped, remount, the data compared; xfs_repair -n clean.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # ---- make check-vm: guest kernels under QEMU (server/largeblock-vm) ----
 # Not part of make check: each test boots guests (TCG where KVM cannot
 # boot them), about 2 minutes in all.  Its own log, test-suite-vm.log.

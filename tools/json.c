@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: JSON strings on stdout -- see json.h.  No state. */
 #include <config.h>
 

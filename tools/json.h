@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: writing JSON strings on stdout, for the --json
  * reports of the integrity run (largeblock-verify.c) and the power-cut
  * run (verify-power-cut.c).

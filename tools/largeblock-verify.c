@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: check the block-size conformance and data integrity
  * of an NBD export, a block device or a regular file.
  *

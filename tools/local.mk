@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: tools/ -- largeblock-verify and its man page.
 
 bin_PROGRAMS += tools/largeblock-verify

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: the report and its lock.
  *
  * This file owns struct verify_report: the findings (struct report_data)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: the descriptor target -- a block device or a
  * regular file opened with O_DIRECT.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: the integrity test -- write phase and verify phase.
  *
  * A run is a sequence of rounds computed from the seed alone: round 1

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: --power-cut -- what a power cut left of unflushed
  * writes, block by block.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: block-size conformance probes.
  *
  * Aligned requests at the advertised minimum, preferred and maximum sizes

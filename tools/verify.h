@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: what the probe, integrity and output parts share.
  *
  * The options and the export's description are filled once by main and

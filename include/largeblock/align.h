@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: request classification and the alignment policy.
  *
  * Owns the rules a request must meet against a geometry: within the disk,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: aligned I/O on a file descriptor.
  *
  * Owns what a test needs to do O_DIRECT I/O on a block device or a file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: disk geometry.
  *
  * Owns the description of a large-block disk (virtual size, physical block

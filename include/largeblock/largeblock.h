@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the verification library for Linux large block size (LBS)
  * tests -- geometry and unit translation, alignment classification,
  * aligned I/O on file descriptors, stamped blocks.  See largeblock(3).

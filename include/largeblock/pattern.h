@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: stamped verification blocks and their classifier.
  *
  * Owns the on-disk format of the blocks largeblock-verify writes and the

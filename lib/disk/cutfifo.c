@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: power cuts on demand through a FIFO -- see cutfifo.h.
  *
  * The watcher thread polls the FIFO and a private pipe; lb_cutfifo_close

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: power cuts on demand through a FIFO.
  *
  * A test script cuts the power at a moment of its choosing by writing the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: from parameters to a served disk -- see disk.h. */
 #include <config.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: from parameters to a served disk.
  *
  * Owns the order in which a disk comes into being: the parameters are

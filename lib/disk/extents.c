@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: building an NBD extents reply -- see extents.h. */
 #include <config.h>
 

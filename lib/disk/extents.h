@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: building an NBD extents reply from a store's runs.
  *
  * Both stores answer an extents request by walking their own map (the RAM

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the file store -- see filestore.h.
  *
  * Owns the open backing file (or block device), its direct I/O alignment,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the file store.
  *
  * Serves a disk from a regular file or a block device through the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: what nbdkit's command line says -- see nbdkitargs.h.
  *
  * The option tables are nbdkit's (1.32 up to today): only -r matters,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: what nbdkit's command line says that nbdkit does not tell
  * a plugin.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the user-facing parameters -- see params.h. */
 #include <config.h>
 

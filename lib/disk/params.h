@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the user-facing parameters.
  *
  * Owns the parameter names of the SPEC (size, blksize, logical-blksize,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: a small seeded pseudo-random generator.
  *
  * splitmix64 (Steele, Lea and Flood): one 64-bit word of state, every

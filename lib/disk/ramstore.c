@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the sparse folio RAM store.
  *
  * Index: a radix tree of 512-slot nodes over folio indexes, as deep as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the sparse folio RAM store.
  *
  * A disk of up to 2^63-1 bytes held as a sparse array of folios, one per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: giving released memory back after the reply -- see
  * reclaim.h.
  *

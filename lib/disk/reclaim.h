@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: giving released memory back to the OS after the reply.
  *
  * Most of a large trim's time is the kernel freeing pages (madvise): 2 GiB

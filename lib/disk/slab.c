@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the folio allocator -- see slab.h for what it owns and why
  * it has no lock of its own.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the folio allocator.
  *
  * Owns the memory behind folios: fixed-size, zero-filled blocks carved

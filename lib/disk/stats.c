@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: request statistics -- see stats.h for the locking rules. */
 #include <config.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: request statistics.
  *
  * Owns the per-request-type counters (requests, bytes, misaligned, errors)

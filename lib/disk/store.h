@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the store interface.
  *
  * A store holds a disk's bytes.  The RAM store (ramstore.h) and the file

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: a volatile write cache over a store -- see wcache.h.
  *
  * Owns the cache entries, the generation (number of cuts) and the cut

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: a volatile write cache over a store, and power cuts.
  *
  * lb_wcache_new wraps a durable store (RAM or file) in a store of the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: nbdkit plugin serving a large-block-size RAM or file disk.
  *
  * Thin glue: configuration builds the disk (lib/disk/disk: a RAM store, or a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/align unit tests.
  *
  * Every class a request can fall into, for every request type, in several

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/aligned-io unit tests.
  *
  * What lb_dio_info_get learns of a regular file and refuses of a pipe;

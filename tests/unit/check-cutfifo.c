@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/disk/cutfifo unit tests.
  *
  * The line protocol, table-driven: "cut" and "cut N" (N 1 ... 2^64-1)

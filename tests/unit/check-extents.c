@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/disk/extents unit tests.
  *
  * A table of walks: the runs a store adds, the request and REQ_ONE, and

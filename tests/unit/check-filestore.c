@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/disk/filestore unit tests.
  *
  * Probing paths; creating a sparse file of the disk's size; reads and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/geometry unit tests.
  *
  * Size parsing (every suffix, both cases, overflow at every suffix), one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/disk/nbdkitargs unit tests.
  *
  * Table-driven: nbdkit command lines and whether they ask for -r, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/disk/params unit tests.
  *
  * Each key accepted and stored; every per-key and cross-key error with its

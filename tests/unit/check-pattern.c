@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/pattern unit tests.
  *
  * Every class the checker can name is built on purpose -- a good block, a

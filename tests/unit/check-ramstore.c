@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/disk/ramstore unit tests.
  *
  * Proves the RAM store's data semantics against a byte-array model for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/disk/reclaim unit tests.
  *
  * Proves that every queued run reaches the give-back function exactly

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/disk/slab unit tests.
  *
  * Proves that folios come back zero-filled (fresh and reused), that a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/disk/stats unit tests.
  *
  * Counters land in the right request type and nowhere else, counting is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/statsread unit tests.
  *
  * What lib/disk/stats and lib/disk/wcache write reads back to the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/disk/wcache unit tests.
  *
  * Random write/FUA/trim/zero/flush sequences run against the write cache

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the Check suites, one per lib/ module. */
 #ifndef LARGEBLOCK_TEST_SUITES_H
 #define LARGEBLOCK_TEST_SUITES_H
