@@ -5,7 +5,8 @@
 # sentinel enumerator (LB_..._COUNT-style "__" names): a count in a public
 # enum is a number users compile in, which then changes when a value is
 # added.  Each includes only the C library and other public headers.
-# largeblock.h also compiles as C++ when a C++ compiler is here.
+# Each also compiles as C++, its functions with C linkage, when a C++
+# compiler is here.
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 source "$abs_top_srcdir/tests/lib-functions.sh"
 
@@ -38,10 +39,20 @@ fi
 
 cxx=${CXX:-c++}
 if command -v "$cxx" >/dev/null 2>&1; then
-    printf '#include <largeblock/largeblock.h>\nint main () { return lb_version () == nullptr; }\n' \
+    for h in $headers; do
+        printf '#include <%s>\nint main () { return 0; }\n' "$h" >"$tmpdir/h.cc"
+        "$cxx" -std=c++11 -Wall -Wextra -Werror "${inc[@]}" -c "$tmpdir/h.cc" \
+            -o "$tmpdir/h.o" || fail "<$h> does not compile as C++"
+    done
+    # A header included alone gives its functions C linkage, so a C++
+    # program calling one links against the C library.
+    printf '#include <largeblock/geometry.h>\nint main () { return lb_parse_size ("1M", 0, 0, 0, 0) != 0; }\n' \
         >"$tmpdir/h.cc"
-    "$cxx" -std=c++11 -Wall -Wextra -Werror "${inc[@]}" -fsyntax-only "$tmpdir/h.cc" ||
-        fail "<largeblock/largeblock.h> does not compile as C++"
+    "$cxx" -std=c++11 "${inc[@]}" -c "$tmpdir/h.cc" -o "$tmpdir/h.o" ||
+        fail "a C++ call of lb_parse_size does not compile"
+    nm "$tmpdir/h.o" | grep -qE ' U lb_parse_size$' ||
+        fail "<largeblock/geometry.h> gives lb_parse_size C++ linkage"
+    echo "each header compiles as C++ with C linkage"
 else
     echo "no C++ compiler: the C++ part is not run"
 fi

@@ -19,6 +19,10 @@
 
 #include <largeblock/geometry.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* New types are only ever added at the end. */
 enum lb_req_type {
   LB_REQ_READ,
@@ -63,5 +67,9 @@ lb_align_is_misaligned (enum lb_align_class c)
 char *lb_align_describe (const struct lb_geometry *g, enum lb_req_type type,
                          uint64_t offset, uint64_t count,
                          enum lb_align_class c, char *buf, size_t buflen);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LARGEBLOCK_ALIGN_H */

@@ -20,6 +20,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Where lb_dio_info_get learnt the direct-I/O alignment. */
 enum lb_dio_source {
   LB_DIO_SOURCE_STATX,  /* statx(STATX_DIOALIGN): the kernel says so */
@@ -82,5 +86,9 @@ int lb_pread_full (int fd, const struct lb_dio_info *info, void *buf,
                    size_t count, uint64_t offset, char *err, size_t errlen);
 int lb_pwrite_full (int fd, const struct lb_dio_info *info, const void *buf,
                     size_t count, uint64_t offset, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LARGEBLOCK_ALIGNED_IO_H */

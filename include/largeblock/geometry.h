@@ -23,6 +23,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define LB_SECTOR_SHIFT 9                        /* Linux's 512-byte sector */
 #define LB_SIZE_MAX_BYTES ((uint64_t) INT64_MAX) /* 2^63 - 1: off_t */
 #define LB_BLKSIZE_MIN_BYTES 512u
@@ -186,5 +190,9 @@ enum lb_unit {
  */
 int lb_convert (const struct lb_geometry *g, uint64_t value, enum lb_unit from,
                 enum lb_unit to, uint64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LARGEBLOCK_GEOMETRY_H */

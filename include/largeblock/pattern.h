@@ -29,6 +29,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define LB_PATTERN_HEADER_BYTES 40u
 #define LB_PATTERN_MIN_BLOCK_BYTES 512u
 #define LB_PATTERN_MAX_BLOCK_BYTES (64u << 10)
@@ -103,5 +107,9 @@ const char *lb_pattern_class_name (enum lb_pattern_class cls);
 char *lb_pattern_describe (const struct lb_pattern_key *key,
                            const struct lb_pattern_result *r, char *buf,
                            size_t buflen);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LARGEBLOCK_PATTERN_H */
