@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: what the RAM store itself costs per byte, without nbdkit.
  *
  * For each folio size, fills a 256 MiB RAM store, then times random

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """largeblock side-by-side benchmark.
 
 Drives largeblock and its peers -- nbdkit memory (allocator=sparse and

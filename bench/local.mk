@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: bench/ -- make bench (not part of make check).
 
 # copy-cost is built by make check too: test-bench-smoke.sh runs it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Write 16 stamped 16k blocks to FILE with O_DIRECT, read them back and
  * classify each.  cc ex.c $(pkg-config --cflags --libs largeblock)
  */
@@ -8,7 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <largeblock.h>
+#include <largeblock/largeblock.h>
 
 int
 main (int argc, char **argv)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: docs/ -- the documents that belong to no one program.
 # Each man page is built by its program's fragment (plugins/largeblock/,
 # server/, tools/); Makefile.am cleans them all.

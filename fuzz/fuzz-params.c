@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock fuzzing: lb_params_set and lb_params_finish (the whole
  * plugin command line, geometry rules included).
  *
@@ -12,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "geometry.h"
+#include "largeblock/geometry.h"
 #include "params.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);

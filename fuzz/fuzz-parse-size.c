@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock fuzzing: lb_parse_size (every size= style value).
  *
  * Input: the value as typed.  Properties: never crashes; fails with a
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "geometry.h"
+#include "largeblock/geometry.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock fuzzing: lb_pattern_check and lb_pattern_describe, the
  * classifier largeblock-verify runs on every block it reads back from an
  * export it does not trust.
@@ -19,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pattern.h"
+#include "largeblock/pattern.h"
+#include "enum-counts.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
@@ -122,7 +124,7 @@ check_class (const struct fuzz_case *c, const uint8_t *buf,
 {
   bool same = memcmp (buf, expected, c->key.block_bytes) == 0;
 
-  assert ((unsigned) r->cls < LB_PATTERN__COUNT);
+  assert ((unsigned) r->cls < LB_PATTERN_NR_CLASSES);
   assert ((r->cls == LB_PATTERN_GOOD) == same);
   if (r->cls == LB_PATTERN_NEVER_WRITTEN)
     assert (c->key.generation != 0 && all_zero (buf, c->key.block_bytes));

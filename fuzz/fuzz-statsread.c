@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock fuzzing: lb_statsread_wcache (a statsfile read back).
  *
  * Input: the file's bytes, exactly (no terminating NUL: the reader must

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: fuzz/ -- fuzzing (docs/testing.md) and the replay programs
 # make check runs the seeds and past crashes through.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Record the session fuzzer's seeds from real NBD clients.
 
 Each seed in fuzz/corpus/session/ is the byte stream one real client

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock fuzzing: run a harness over files, without libFuzzer.
  *
  * "make check" builds each harness with this main() and the ordinary

@@ -1,12 +1,14 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: request classification -- see align.h.  Pure functions. */
 #include <config.h>
 
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "align.h"
+#include "largeblock/align.h"
+#include "enum-counts.h"
 
-static const char *const req_type_names[LB_REQ__COUNT] = {
+static const char *const req_type_names[LB_REQ_NR_TYPES] = {
   [LB_REQ_READ] = "read",   [LB_REQ_WRITE] = "write",
   [LB_REQ_TRIM] = "trim",   [LB_REQ_ZERO] = "zero",
   [LB_REQ_CACHE] = "cache", [LB_REQ_EXTENTS] = "extents",
@@ -16,7 +18,7 @@ static const char *const req_type_names[LB_REQ__COUNT] = {
 const char *
 lb_req_type_name (enum lb_req_type type)
 {
-  return type < LB_REQ__COUNT ? req_type_names[type] : "unknown";
+  return type < LB_REQ_NR_TYPES ? req_type_names[type] : "unknown";
 }
 
 static int

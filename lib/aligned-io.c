@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: aligned I/O on a file descriptor.
  *
  * Owns nothing but the descriptor calls: no state, so every function is
@@ -19,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "aligned-io.h"
+#include "largeblock/aligned-io.h"
 #include "error.h"
 
 #ifndef STATX_DIOALIGN

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: least privilege -- see caps.h. */
 #include <config.h>
 

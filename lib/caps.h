@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: least privilege -- dropping capabilities after start-up.
  *
  * Owns the rule for what a running server keeps: nothing, except

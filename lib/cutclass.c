@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: what a power cut left in a region of stamped blocks.
  *
  * Pure functions, no state; see cutclass.h.

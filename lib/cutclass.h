@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: what a power cut left in a region of stamped blocks.
  *
  * After a power cut on a disk with a volatile write cache, each physical
@@ -17,7 +18,7 @@
  *                        generation or seed): wrong after any cut.
  *
  * and lb_cutclass_allowed says which classes each power-cut mode of
- * lib/wcache permits: lose only old; atomic old or new; torn old, new or
+ * lib/disk/wcache permits: lose only old; atomic old or new; torn old, new or
  * torn; foreign never.
  *
  * Everything here is pure: no state, no locking, safe from any thread.
@@ -29,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pattern.h"
+#include "largeblock/pattern.h"
 #include "wcache.h"
 
 /* Logical blocks per physical block: 64k physical over 512-byte logical. */

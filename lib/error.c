@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: how lib/ reports an error -- see error.h. */
 #include <config.h>
 

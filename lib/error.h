@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: how lib/ reports an error.
  *
  * Every lib function that can fail returns -1 (or NULL) with errno set to

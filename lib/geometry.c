@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: disk geometry -- size parsing, validation, translation.
  *
  * Pure functions, no state; see geometry.h.
@@ -11,7 +12,7 @@
 #include <string.h>
 
 #include "error.h"
-#include "geometry.h"
+#include "largeblock/geometry.h"
 
 /* log2 of the multiplier for a size suffix, or -1 if unknown. */
 static int

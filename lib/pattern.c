@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: stamped verification blocks and their classifier.
  *
  * Pure functions, no state; see pattern.h.
@@ -9,7 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pattern.h"
+#include "largeblock/pattern.h"
+#include "enum-counts.h"
 
 static const uint8_t magic[8] = { 'L', 'B', 'V', 'E', 'R', 'I', 'F', 'Y' };
 
@@ -213,11 +215,11 @@ lb_pattern_sector_bad (const struct lb_pattern_result *r, uint32_t i)
 const char *
 lb_pattern_class_name (enum lb_pattern_class cls)
 {
-  static const char *const names[LB_PATTERN__COUNT] = {
+  static const char *const names[LB_PATTERN_NR_CLASSES] = {
     "good", "never-written", "stale", "misdirected", "torn", "foreign",
   };
 
-  return (unsigned) cls < LB_PATTERN__COUNT ? names[cls] : "unknown";
+  return (unsigned) cls < LB_PATTERN_NR_CLASSES ? names[cls] : "unknown";
 }
 
 /* Append "a,b-c" style ranges of the bad sectors to buf at *len. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: reading a statsfile back -- see statsread.h.
  *
  * A recursive-descent reader over the bytes [p, end) of one document,

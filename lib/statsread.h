@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: reading a statsfile back.
  *
- * The plugin writes its statistics (lib/stats: lb_stats_write_json, with
+ * The plugin writes its statistics (lib/disk/stats: lb_stats_write_json, with
  * the write cache's object from lb_wcache_write_json) as one JSON object;
  * programs that drive it (largeblock-run --crash-test) need the write
  * cache's counters back.  This reader parses that document as JSON --

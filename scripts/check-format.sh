@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: check that the C sources are laid out as .clang-format says.
 #
 #   scripts/check-format.sh [-d] [FILE...]   (FILE relative to the top)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: build a separate copy of the tree with sanitizers and run the
 # tests there: the whole "make check" under ASan+UBSan, then the
 # concurrency tests (unit suites, stress-ramstore, the multi-connection

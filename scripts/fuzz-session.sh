@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: fuzz the plugin through "nbdkit -s" with NBD sessions as
 # input (AFL++), each target for FUZZ_SECONDS (default 60).  Usage, from
 # a configured tree (scripts/fuzz.sh, "make fuzz", calls it):
@@ -68,7 +69,7 @@ build_plugin () {
         objs+=("$bld/$(basename "$f" .c).o")
         AFL_QUIET=1 afl-clang-fast -g -O1 -fPIC -fno-omit-frame-pointer \
             -fsanitize=address,undefined -fno-sanitize-recover=all \
-            -I"$builddir" -I"$srcdir/lib" $(pkg-config --cflags nbdkit) \
+            -I"$builddir" -I"$srcdir/include" -I"$builddir/include" -I"$srcdir/lib" -I"$srcdir/lib/disk" $(pkg-config --cflags nbdkit) \
             -c "$srcdir/$f" -o "${objs[-1]}" || return 1
     done
     clang -shared -shared-libasan -fsanitize=address,undefined \

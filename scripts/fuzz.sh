@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: fuzz the parsers of lib/ with libFuzzer (clang), and the
 # plugin through "nbdkit -s" with AFL++ (scripts/fuzz-session.sh), each
 # for FUZZ_SECONDS (default 60), FUZZ_JOBS (default 1) at a time.  Usage, from a configured tree ("make fuzz"):
@@ -53,7 +54,7 @@ fuzz_harnesses () {
         bin="$builddir/fuzz/work/fuzz-$h"
         mkdir -p "$work/corpus" "$work/crashes"
         "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined \
-            -fno-sanitize-recover=all -I"$builddir" -I"$srcdir/lib" \
+            -fno-sanitize-recover=all -I"$builddir" -I"$srcdir/include" -I"$builddir/include" -I"$srcdir/lib" -I"$srcdir/lib/disk" \
             "$srcdir/fuzz/fuzz-$h.c" "${lib_sources[@]}" -pthread \
             -o "$bin" || { echo "fuzz: cannot build $h"; status=1; continue; }
         echo "fuzz: $h for ${seconds}s"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: install the build just made (make install, default prefix,
 # the plugin into the plugin directory configure chose: nbdkit's own
 # unless --with-plugindir), so that `nbdkit largeblock ...`, largeblock-run,

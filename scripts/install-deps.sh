@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: install every Debian 12 package the build and the tests need.
 # Idempotent: does nothing (and needs no network) when all are present.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: install dependencies, build, run the whole test suite
 # ("make check"), and end with one line "N passed, M failed" taken from
 # automake's results (skips are counted on the line before).  Exit status

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: install dependencies, build, install the build (so that
 # `nbdkit largeblock` and the programs work by name), and serve the
 # example disk (512 MiB, 16 KiB physical and logical blocks) in the

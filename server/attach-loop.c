@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run: the loop back end -- the export as a file through
  * nbdfuse, attached with losetup --sector-size --direct-io=on.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run: the nbd back end -- the kernel nbd driver, connected
  * with nbd-client and disconnected with nbd-client -d.
  *

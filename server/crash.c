@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run: --crash-test -- a power cut on a mounted filesystem,
  * then log recovery and a check on the same server's post-cut disk.
  *

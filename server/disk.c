@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run: one disk's set-up and teardown -- its server, the
  * attach back end, the filesystem and the mount.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run: the journal of what a run may have made, and
  * --cleanup, which reads the journals of dead runs and removes what they
  * left.

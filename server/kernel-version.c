@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run and largeblock-vm: kernel versions (see
  * kernel-version.h).
  */

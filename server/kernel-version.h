@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run and largeblock-vm: is a kernel too old for something?
  *
  * Compares a kernel release string ("6.12.118+deb12-cloud-amd64",

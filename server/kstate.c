@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run: what the kernel says exists (see kstate.h). */
 #include <config.h>
 

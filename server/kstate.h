@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run: what the kernel says exists -- sysfs block device
  * attributes, loop devices by backing file, the mount table, who else
  * uses a block device, and a process's identity (start time,

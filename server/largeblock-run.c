@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run: attach largeblock disks to the kernel, optionally make
  * a filesystem and mount it, run a command, and always tear down.
  *

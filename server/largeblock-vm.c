@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-vm: boot a guest kernel under QEMU with largeblock disks
  * attached, run a command in it, and always tear down.
  *

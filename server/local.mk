@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # ---- server/: largeblock-run and the service files ----
 bin_PROGRAMS += server/largeblock-run
 server_largeblock_run_SOURCES = \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the mkfs command line for a geometry (see mkfscmd.h). */
 #include <config.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the mkfs command line that fits a large-block geometry.
  *
  * Owns the choice of filesystem geometry options: XFS sector size = the

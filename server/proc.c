@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run: the process layer (see proc.h for what it owns and
  * its signal rules).
  */

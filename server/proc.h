@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run: the process layer -- starting children, waiting for
  * them and for time to pass, stopping them, and the signals that
  * interrupt all of that.

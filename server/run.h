@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run: what its files share -- the options, the run context
  * with each disk's resources, and the attach back ends' operations.
  *
@@ -19,7 +20,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "geometry.h"
+#include "largeblock/geometry.h"
 #include "serve.h"
 
 #define PROG "largeblock-run"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run and largeblock-vm: what both do to serve a disk --
  * check the PARAM=VALUE list the way the plugin will, and start a
  * daemon (nbdkit, nbdfuse) and wait until it is ready.
@@ -12,7 +13,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "geometry.h"
+#include "largeblock/geometry.h"
 
 #define START_TIMEOUT_MS 30000
 

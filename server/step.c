@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run: how one set-up or teardown step runs a helper.
  *
  * Set-up helpers are stopped by a caught signal (the run then tears

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-vm: the guest's root file system -- an initramfs holding
  * busybox, largeblock-vm-init as /init, the kernel modules the disks
  * and XFS need, the usual storage tools and the project's own programs

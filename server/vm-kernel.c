@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-vm: the guest's kernel -- the user's own build
  * (--kernel, --modules), Debian kernel packages (--kernel-deb), or by
  * default a Debian cloud kernel fetched once into the cache directory

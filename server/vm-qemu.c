@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-vm: QEMU -- the command line that shows the guest its
  * disks, the choice between KVM and TCG, and reading what the guest
  * reported once it powered off.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-vm: what its files share -- the options and the state of
  * one run: the servers it started, the guest's kernel and initramfs, and
  * the QEMU that boots them.
@@ -19,7 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "geometry.h"
+#include "largeblock/geometry.h"
 
 #define VM_PROG "largeblock-vm"
 #define VM_MAX_DISKS 8

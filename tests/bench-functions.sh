@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: helpers for the benchmark smoke tests (sourced after
 # functions.sh).  A quick pass of one section of bench/largeblock-bench.py
 # is run and its raw JSON checked for fields and sane numbers; no timing

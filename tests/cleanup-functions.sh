@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: helpers for the largeblock-run --cleanup tests (sourced
 # after functions.sh and run-functions.sh).
 #

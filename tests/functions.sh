@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: shared helpers for the shell tests (sourced).
 #
 # Tests run under automake with LARGEBLOCK_PLUGIN, NBDKIT and PYTHON_NBD

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: the hardening targets beyond make check (docs/testing.md):
 # make check-valgrind, make soak, and scripts/check-sanitizers.sh (the
 # --enable-sanitizers builds).  Their helpers are in tests/local.mk, the

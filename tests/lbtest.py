@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Shared helpers for largeblock's Python integration tests.
 
 A test starts the just-built plugin under nbdkit in the foreground on a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: helpers for the installed library's tests (sourced after
 # functions.sh).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: tests/ -- what make check runs: the unit test runner, the
 # ramstore stress program, every integration test, and the helpers they
 # load.  (The hardening targets are in tests/harden.mk; the programs the
@@ -179,9 +180,10 @@ docs_example_tests = tests/test-docs-examples-run.py
 TESTS += $(docs_example_tests)
 EXTRA_DIST += $(docs_example_tests)
 
-# The tree's conventions: the C layout of .clang-format.
-integration_tests += tests/test-format.sh
-EXTRA_DIST += scripts/check-format.sh
+# The tree's conventions: the C layout of .clang-format, and the licence
+# line in every source file.
+integration_tests += tests/test-format.sh tests/test-spdx-every-source-file.sh
+EXTRA_DIST += scripts/check-format.sh scripts/spdx-check.sh
 
 # server/largeblock-run.
 integration_tests += \
@@ -239,15 +241,18 @@ integration_tests += \
 	tests/test-verify-largeblock-run-device.sh \
 	tests/test-verify-power-cut.sh \
 	tests/test-verify-write-refuses-mounted-device.sh \
-	tests/test-verify-write-refuses-signatures.sh
+	tests/test-verify-write-refuses-signatures.sh \
+	tests/test-verify-main-file-exports-only-main.sh
 EXTRA_DIST += tests/verify-functions.sh tests/helpers/greet-and-hang-up.py
 
-# The installed library: its ABI, its man pages' examples, and a program
-# built from an installed copy with pkg-config alone.
+# The installed library: its ABI, its man pages' examples, a program
+# built from an installed copy with pkg-config alone, and each public
+# header compiling on its own.
 integration_tests += \
 	tests/test-lib-abi-exports-exactly-the-map.sh \
 	tests/test-lib-man-examples-build-and-run.sh \
-	tests/test-lib-install.sh
+	tests/test-lib-install.sh \
+	tests/test-lib-headers-compile-alone.sh
 EXTRA_DIST += tests/lib-functions.sh
 
 # The quick start's install: this build's plugin, programs and man pages,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: helpers for the largeblock-run tests (sourced after
 # functions.sh).  Skips only where root, /dev/fuse or loop devices are
 # really missing; asserts that a run left nothing behind.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Soak: SOAK_SECONDS (default 600) of mixed, verified I/O.
 
 Four connections, each in its own thread and its own quarter of a 256M

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: concurrency stress test of the RAM store.
  *
  * Eight threads hammer one store.  In the lower half of the disk each
@@ -21,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "geometry.h"
+#include "largeblock/geometry.h"
 #include "ramstore.h"
 
 #define NR_THREADS 8

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The server itself enforces logical-block alignment and max-request.
 
 With libnbd's own strictness switched off (so only the server can refuse),

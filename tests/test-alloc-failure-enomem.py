@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """An allocation failure is ENOMEM for that request only.
 
 nbdkit runs with tests/helpers/fail-mmap.c preloaded: while a flag file

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A partial benchmark run (make bench BENCH_ARGS='--only ...') rewrites
 only the sections it produced in docs/performance.md: every other section
 is kept, word for word and in its place, and says which run it comes

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The benchmark stopped by a signal in its kernel section -- while fio
 # writes to the four devices it attached (largeblock-run's, two nbdfuse +
 # loop over its own nbdkit, a loop device over a tmpfs file) -- undoes

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The benchmark's file section runs: largeblock file= (two geometries)
 # and nbdkit file, the fio rows and the mixed load, with a read p99 for
 # each server, and removes its files.  No timing is judged.

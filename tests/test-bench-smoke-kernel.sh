@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The benchmark's kernel section runs: fio on largeblock-run's device
 # (nbdfuse + loop), on nbdfuse + loop over nbdkit null and over nbdkit
 # memory, and on a loop device over a file, with the servers' CPU per

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The benchmark's memory-limit section runs: peak RSS of a RAM disk at
 # memory-limit=64M and of nbdkit memory under the same concurrent load,
 # with the documented bound.  No timing is judged, and no peak either

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The benchmark's trim section runs: largeblock at blksize 4k, 16k and
 # 64k and nbdkit memory with both allocators, each writing, trimming,
 # writing and zeroing, with RSS at each step and the time until a flush

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The benchmark runs: a quick pass of bench/largeblock-bench.py (a few
 # seconds of each of the sections below against largeblock and its peers)
 # produces a report with every section and a row for every server; the

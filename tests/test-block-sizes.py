@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """largeblock advertises its geometry through NBD block-size negotiation.
 
 For each of several geometries (512/4k default, 4k/4k, 16k/16k, 4k logical

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Least privilege: a root nbdkit serving largeblock runs with no effective
 # or permitted capabilities once it serves (every thread, checked while a
 # client is connected), keeps only cap_dac_override with statsfile=, keeps

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: every invalid startup configuration in the SPEC is refused
 # before anything is served -- nbdkit exits non-zero (not by a signal), the
 # --run command never runs -- and stderr carries exactly one
@@ -12,7 +13,7 @@ marker="$tmpdir/served"
 nr_checked=0 nr_refused=0 nr_sampled_out=0
 
 # Under valgrind (make check-valgrind) every start costs seconds, and the
-# rules behind the messages are lib/params', which the unit tests already
+# rules behind the messages are lib/disk/params', which the unit tests already
 # run under valgrind (tests/unit/check-params.c, check-geometry.c), so
 # only a sample of the refusals runs there: every 4th case, and every
 # case marked "path" -- one for each way the plugin can refuse (config

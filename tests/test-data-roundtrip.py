@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Data written to a largeblock RAM disk reads back exactly, everywhere.
 
 On a 16k-physical/4k-logical disk, a 64k/64k disk and a 100k disk with 16k

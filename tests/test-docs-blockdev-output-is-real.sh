@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The README's and the plugin page's example 2 show what
 # `blockdev --getss --getpbsz "$loop"` prints on a loop device with
 # 16 KiB sectors: this makes one (over a small file, as root) and checks

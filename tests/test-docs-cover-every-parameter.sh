@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: the man page is well-formed POD and documents every
 # parameter the plugin's config_help lists, in its SYNOPSIS too, and the
 # README mentions them.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # No man page shows POD markup literally: a paragraph that starts with
 # white space is verbatim, so B<...>, C<...>, I<...> or L<...> in it
 # reaches the reader as those characters (pod2text, man), and podchecker

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The statsfile example in nbdkit-largeblock-plugin(1) is what the plugin
 # writes: the page's scenario (one 64 KiB write and one 64 KiB read on
 # size=512M blksize=16k logical-blksize=16k) is run and its statsfile

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # docs/vm-testing.md quotes what a client without TLS gets from an
 # nbdkit started with --tls=require --tls-psk: this runs such a server
 # and the two clients (nbdinfo, and qemu-img where installed) and checks

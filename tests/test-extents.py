@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """base:allocation reports exactly the allocated folios, never more.
 
 On a 64M disk with 16k folios and 4k logical blocks (misaligned=allow, so

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # File disks where the host has to cooperate (root only; a read-only
 # filesystem and a mounted device: test-file-refuses-mounted-device-and-ro-fs.sh):
 #  - a file on a full filesystem: writes get ENOSPC, the data written

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A backing file that shrinks while it is served (file=).
 
 The file of a 4 MiB disk is truncated to 1 MiB behind the server's back.

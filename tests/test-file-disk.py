@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """File disks (file=): persistence, size rules, trim/zero/extents on the
 host file, direct=on, FUA and flush, and the statistics.
 

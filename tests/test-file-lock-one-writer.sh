@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # file= is locked for the server's life (issue 25, B5): an open file
 # description lock on the whole file, exclusive read-write, shared with
 # -r.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # file= refuses at start-up, in one line, what it could only break or
 # fail on later (issue 25, B5 and W5; root only):
 #  - a mounted block device: opened O_EXCL for read-write, the kernel

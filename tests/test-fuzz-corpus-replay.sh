@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Every fuzz seed and every input that once crashed a harness
 # (fuzz/corpus/*, fuzz/regressions/*) still passes its harness's checks,
 # replayed without libFuzzer by the ordinary build.

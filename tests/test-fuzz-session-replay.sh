@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Every recorded NBD session (fuzz/corpus/session) and every session that
 # once crashed or hung the plugin (fuzz/regressions/session) is served by
 # "nbdkit -s" with the normal plugin build, in every configuration the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The quick start's install (scripts/install-build.sh, which
 # scripts/serve-example.sh runs) puts this build's plugin, programs and
 # man pages where nbdkit and PATH find them, and says in one line where

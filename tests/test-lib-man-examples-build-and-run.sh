@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The section 3 pages are well-formed POD; largeblock(3) shows
 # docs/largeblock-example.c exactly; every page's EXAMPLE compiles
 # against the built library without warnings and runs successfully.
@@ -26,7 +27,8 @@ for page in largeblock lb_geometry lb_align lb_aligned_io lb_pattern; do
 
     pod_example "$pod" >"$tmpdir/$page.c"
     [ -s "$tmpdir/$page.c" ] || fail "$pod has no EXAMPLE program"
-    "$CC" -std=gnu11 -Wall -Wextra -Werror -I"$abs_top_srcdir/lib" \
+    "$CC" -std=gnu11 -Wall -Wextra -Werror -I"$abs_top_srcdir/include" \
+        -I"$abs_top_builddir/include" \
         -o "$tmpdir/$page" "$tmpdir/$page.c" "$lib" ||
         fail "the EXAMPLE of $page(3) does not compile"
 done

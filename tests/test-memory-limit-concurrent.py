@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """memory-limit holds under 4 concurrent writers.
 
 Four connections, each in its own thread and its own region of a 64M disk

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Concurrent writes to one absent folio get no ENOSPC while it fits.
 
 A 16k/2k disk with memory-limit=64 folios holds 63 of them; then eight

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """memory-limit bounds the server's memory with the write cache too.
 
 A 256M RAM disk with blksize=16k, memory-limit=64M and the default 64M

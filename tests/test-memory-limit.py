@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """memory-limit= caps folio memory; going over is ENOSPC and changes nothing.
 
 With memory-limit=256k and blksize=16k (16 folios) on a 1M disk with 4k

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """power-cut-fifo: "cut N" cuts the power unless cut N has happened.
 
 - "cut 1" cuts; more "cut 1" lines after it, from one writer or several,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # power-cut-fifo= is the server's own (issue 25, W3): whoever can write
 # to the FIFO can cut the power.
 #  - a path that does not exist: the server makes a FIFO of mode 0600

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """write-cache=volatile under load: power cuts race four connections.
 
 Four connections, each in its own thread and each owning its own region,

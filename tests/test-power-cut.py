@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """write-cache=volatile: power cuts through nbdkit, as a client sees them.
 
 - power-cut-after=N cuts at the Nth write: that write and every later

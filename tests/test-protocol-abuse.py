@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Protocol abuse: hostile NBD requests over a raw socket.
 
 A hand-written client does the fixed-newstyle handshake itself (NBD_OPT_GO,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock works with QEMU as an unmodified client.  On an export with
 # 16k logical = physical blocks and misaligned=error (so any misaligned
 # request would fail with EINVAL), qemu-io writes 512 bytes of 0xab at

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The SPEC's request checks, at the edges of the 32-bit NBD count.
 
 On an 8G disk with 16k folios and 4k logical blocks:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run on a machine where the kernel nbd driver cannot be used:
 # --attach=nbd is refused in one line before any server starts, whatever
 # the block size, and leaves nothing behind; --attach=auto says why it

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run --cleanup never takes a live run for a dead one.  First
 # an empty look-alike directory (what a run has the instant mkdtemp made
 # it) is left alone.  Then --cleanup runs in a loop while

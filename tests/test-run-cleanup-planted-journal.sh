@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run --cleanup, as root, obeys no journal that it did not
 # write itself.  Under a shared sticky TMPDIR, look-alike directories
 # hold journals that name a root-owned empty directory in "mkdir" lines

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run --cleanup never removes anything outside a run's
 # directory, however its contents change under it.  A look-alike
 # directory holds a dead run's journal, 50 subdirectories dN with a file

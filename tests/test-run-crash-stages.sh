@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run --crash-test: each stage that fails gives its own exit
 # status and summary, and leaves nothing behind.  The workload fails
 # before the cut (10); a tool fails on its call after the cut -- the

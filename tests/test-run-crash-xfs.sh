@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run --crash-test on XFS with 16k blocks: after a power cut
 # at a chosen point the filesystem mounts (log recovery), xfs_repair -n
 # is clean, and every file the workload fsync'd is intact.

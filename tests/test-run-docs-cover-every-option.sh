@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run's man page is well-formed POD and documents every long
 # option that --help lists, the crash test's exit statuses and the
 # variables its commands get; --version prints the version; and the

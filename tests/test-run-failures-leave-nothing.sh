@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run: every failure path tears down and leaves nothing:
 # invalid PARAM (plugin's message, nothing attached), unknown --attach
 # method, a bad LARGEBLOCK_STOP_TIMEOUT, unknown filesystem, an XFS

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run: a signal to its whole process group (Ctrl-C, a
 # terminal's SIGHUP) that comes while mkfs.xfs is being started -- after
 # fork, before the child has left largeblock-run's process group --

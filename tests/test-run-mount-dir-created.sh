@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run --disks=2 --mount=DIR creates DIR when it is missing, as
 # --mount=DIR does with one disk, and removes only what it created: a
 # DIR it made goes at teardown, one that existed stays.  After a SIGKILL,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run --attach=nbd, on any machine: device choice, the
 # nbd-client command lines, teardown and every failure path, with a stub
 # nbd-client first on PATH.  It runs in a private mount namespace whose

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run --attach=nbd with the real kernel nbd driver: XFS on a
 # 4k-logical nbd device keeps data across unmount and mount, and
 # teardown disconnects the device; with Linux 6.15 or later also 16k

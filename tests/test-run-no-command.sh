@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run without COMMAND prints each disk's device and mount
 # point, as "DEV MNT" on stdout and labelled on stderr, and ends with
 # status 0 on the Ctrl-C (SIGINT) it asks for, tearing everything down;

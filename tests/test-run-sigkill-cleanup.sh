@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run --cleanup: after largeblock-run was SIGKILLed with a
 # mounted XFS disk, removes what it left under $TMPDIR (mount, loop
 # device, FUSE mount, nbdkit and nbdfuse, private directory), after which

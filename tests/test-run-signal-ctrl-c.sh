@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run: Ctrl-C (SIGINT to its whole process group: nbdkit,
 # nbdfuse, the helper tool and the COMMAND get it too) tears down cleanly:
 # status 130, nothing left, and no false error ("still mounted",

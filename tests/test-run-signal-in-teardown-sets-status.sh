@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run: a signal that comes during teardown, after COMMAND
 # succeeded, still makes the exit status 128 + that signal, and the
 # teardown it arrived in runs to the end and leaves nothing.

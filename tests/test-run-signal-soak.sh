@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run: whenever a SIGTERM, SIGINT or SIGHUP comes, it exits
 # 0 (COMMAND finished first) or 128+signal, promptly, leaving nothing.
 #

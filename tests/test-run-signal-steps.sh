@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run: a signal at any step of set-up, or a second signal
 # during teardown, still tears everything down.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run: a COMMAND that leaves a device mounted elsewhere.
 # Teardown names the mount in one line, keeps the device attached and
 # never kills its nbdkit under the mounted filesystem, does not retry

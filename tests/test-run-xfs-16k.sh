@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run: XFS with 16k blocks on 16k logical sectors keeps data
 # across unmount and mount; the server runs with no capabilities; env
 # vars reach COMMAND and its exit status comes back.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Startup is O(1) in size: the largest disks start at once in a few MiB.
 # For size=7E (default 4k/512 geometry), size=9223372036854710272 (2^63 -
 # 64k, the largest multiple of 64k) with blksize=64k logical-blksize=64k,

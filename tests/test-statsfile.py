@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """statsfile= gets an exact, valid JSON account of the session at exit.
 
 After a known sequence of requests the file written when nbdkit exits is

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The multi-connection race test (test-stress-multiconn.py) against file
 # disks: once through the page cache and once with direct=on, each on a
 # fresh sparse file, so trim/zero racing reads and writes on a real

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Four connections with many requests in flight never corrupt or crash.
 
 A 64M disk with 16k folios and 4k logical blocks and four libnbd handles

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """After a large trim, the server's RSS returns to where it started.
 
 A 1G RAM disk with 4k folios (the most runs to give back) is written

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Trim and zero release whole folios, zero partial ends, honour NO_HOLE
 and refuse a FAST_ZERO that cannot be fast.
 

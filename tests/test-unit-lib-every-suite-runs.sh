@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: make check runs every lib/ Check suite: each suite that
 # tests/unit/check-lib knows has its own test, tests/unit-lib-SUITE.tap
 # (with "_" spelt "-"), listed in tests/local.mk, and there is no such

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-verify catches a deliberately broken server (the test plugin
 # tests/helpers/broken-plugin.c, 4096-byte blocks) and names each bug with its
 # offsets, exiting with 2 (data error):

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-verify checks a regular file and a block device through
 # O_DIRECT, not only NBD: (1) a 64M file on /var/tmp gets a clean bill
 # and --verify-only SEED re-checks it; (2) a loop device with 16k

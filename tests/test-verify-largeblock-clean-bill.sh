@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-verify gives the largeblock plugin a clean bill in several
 # geometries: the advertised sizes are reported as given, every probe
 # passes, the misaligned policy is "refuse" with misaligned=error and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-verify on the kernel device largeblock-run attaches, the
 # whole kernel path a fixture user gets: a clean bill at 16k/16k and at
 # 4k logical / 16k physical, with the kernel's logical block size as the

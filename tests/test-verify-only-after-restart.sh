@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Data written by largeblock-verify --write survives a server restart on a
 # persistent backend (nbdkit's file plugin): --verify-only with the same
 # seed and rounds passes against the new server.  After 4096 bytes at

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # What largeblock-verify reports for other servers, written down so that
 # a change in them (or in the tool) is noticed:
 #  - nbdkit memory advertises no block sizes: the aligned probes run at

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-verify --power-cut names what a power cut left of unflushed
 # writes on largeblock's volatile write cache (4k logical, 16k physical,
 # fixed seeds): torn mode tears physical blocks and the tool counts

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-verify names a server that greets and then hangs up in
 # words ("closed the connection during the NBD handshake"), not only in
 # libnbd's state-machine terms, and exits 4 (could not run).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-verify --write never writes to a mounted block device: on a
 # loop device holding a mounted XFS it exits 5 with one line saying the
 # device is in use, also with --force, and the filesystem is intact

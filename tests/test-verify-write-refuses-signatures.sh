@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-verify --write refuses a device or file that holds a
 # filesystem or partition-table signature, unless --force, and never
 # writes through a symbolic link to a regular file: (1) a file holding

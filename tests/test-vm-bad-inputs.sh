@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-vm: bad input gets one clear line and leaves nothing running
 # -- a missing kernel, a kernel that does not boot, bad options and
 # parameters; a failing command's status comes back; a timeout stops the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-vm's man page is well-formed POD and documents every long
 # option that --help lists, its exit statuses and the variables COMMAND
 # gets; --version prints the version; and the README shows the tool in

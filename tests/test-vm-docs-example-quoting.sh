@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-vm(1)'s "largeblock-run inside the guest" example quotes
 # $LARGEBLOCK_MNT so that largeblock-run's command sees the mount point,
 # not the guest shell's empty expansion (with which df lists every

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run inside a guest, against the guest kernel's real nbd
 # driver (nbdkit and the plugin run in the guest too): --attach=auto
 # chooses nbd there, XFS is made and mounted on a device with 16384-byte

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-vm --attach=nbd: the guest's own nbd driver, through
 # nbd-client over virtio-serial: 4096-byte blocks, XFS data kept across a
 # remount, a clean disconnect (largeblock-vm fails if nbd-client -d leaves

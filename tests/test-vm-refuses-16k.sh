@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-vm --kernel-release=6.12: a 6.12 guest kernel cannot take a 16384-byte logical
 # block (bs > ps needs 6.15): both attach kinds say so in one line and
 # exit with status 123, without running the command.

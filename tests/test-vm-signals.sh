@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-vm: SIGTERM, SIGINT or SIGHUP at any step -- starting the
 # server, packing the guest, starting QEMU, the guest's command -- ends
 # it with status 128+signal and leaves no QEMU, no nbdkit and no private

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-vm --attach=virtio: the guest sees the export's 4096-byte
 # logical and 16384-byte physical blocks through QEMU's NBD client; XFS
 # with 16k blocks and 4k sectors keeps buffered and O_DIRECT data across

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: helpers for the largeblock-verify tests (sourced after
 # tests/functions.sh).
 

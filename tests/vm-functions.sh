@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-vm: helpers for the make check-vm tests (sourced after
 # functions.sh).  They boot real guest kernels under QEMU (TCG where KVM
 # cannot boot them), so they skip only where QEMU is not installed or no

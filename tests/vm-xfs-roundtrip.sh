@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-vm tests: run inside the guest (by bash).  XFS with 16k
 # blocks and sectors of the device's logical block (xfsprogs takes at
 # most 32k) on $LARGEBLOCK_DEV: buffered and O_DIRECT writes, caches

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # ---- make check-vm: guest kernels under QEMU (server/largeblock-vm) ----
 # Not part of make check: each test boots guests (TCG where KVM cannot
 # boot them) on the default guest kernel (>= 6.15, fetched once into

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: a COMMAND step for the largeblock-run tests: writes two
 # files (one not a multiple of any block size) on $LARGEBLOCK_MNT,
 # unmounts, mounts $LARGEBLOCK_DEV again and verifies them.

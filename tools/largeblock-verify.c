@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: check the block-size conformance and data integrity
  * of an NBD export, a block device or a regular file.
  *
@@ -6,7 +7,8 @@
  * description (target.h), the region, and the report (a human table or
  * JSON) with the exit code.  The probes live in verify-probe.c, the
  * write and verify phases in verify-integrity.c, the report and its lock
- * in report.c.
+ * in report.c, the JSON strings in json.c.  It exports only main: no
+ * module calls back into it.
  */
 #include <config.h>
 
@@ -21,7 +23,8 @@
 #include <unistd.h>
 
 #include "cutclass.h"
-#include "geometry.h"
+#include "json.h"
+#include "largeblock/geometry.h"
 #include "verify.h"
 
 #define DEFAULT_REGION_BYTES (64ull << 20)
@@ -448,7 +451,7 @@ print_human (const struct verify_opts *o, const struct verify_export *ex,
             rep->writes, rep->bytes_written, rep->trims, rep->zeros,
             rep->io_errors);
     printf ("  blocks          ");
-    for (int c = 0; c < LB_PATTERN__COUNT; c++)
+    for (int c = 0; c < LB_PATTERN_NR_CLASSES; c++)
       printf (" %s %" PRIu64, lb_pattern_class_name (c),
               rep->blocks_by_class[c]);
     printf ("\n");
@@ -463,29 +466,6 @@ print_human (const struct verify_opts *o, const struct verify_export *ex,
             ex->region_bytes, o->uri);
   }
   printf ("result             %s\n", verdict_of (code));
-}
-
-void
-json_string (const char *s)
-{
-  putchar ('"');
-  for (; *s; s++)
-    if (*s == '"' || *s == '\\')
-      printf ("\\%c", *s);
-    else if ((unsigned char) *s < 0x20)
-      printf ("\\u%04x", *s);
-    else
-      putchar (*s);
-  putchar ('"');
-}
-
-void
-json_string_lines (const char *lines, size_t stride, unsigned n)
-{
-  for (unsigned i = 0; i < n; i++) {
-    printf ("%s\n   ", i ? "," : "");
-    json_string (lines + i * stride);
-  }
 }
 
 static const char *
@@ -507,7 +487,7 @@ print_json_integrity (const struct verify_opts *o,
           o->seed, ex->region_offset_bytes, ex->region_bytes, ex->block_bytes,
           rep->rounds_done, rep->writes, rep->trims, rep->zeros,
           rep->io_errors);
-  for (int c = 0; c < LB_PATTERN__COUNT; c++)
+  for (int c = 0; c < LB_PATTERN_NR_CLASSES; c++)
     printf ("%s\"%s\": %" PRIu64, c ? ", " : "", lb_pattern_class_name (c),
             rep->blocks_by_class[c]);
   printf ("},\n  \"errors_total\": %" PRIu64 ", \"errors\": [",

@@ -1,8 +1,11 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: tools/ -- largeblock-verify and its man page.
 
 bin_PROGRAMS += tools/largeblock-verify
 tools_largeblock_verify_SOURCES = \
 	tools/largeblock-verify.c \
+	tools/json.c \
+	tools/json.h \
 	tools/report.c \
 	tools/report.h \
 	tools/target-claim.c \

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: the report and its lock.
  *
  * This file owns struct verify_report: the findings (struct report_data)
@@ -130,10 +131,10 @@ report_zero_done (struct verify_report *rep)
 
 void
 report_blocks (struct verify_report *rep,
-               const uint64_t counts[LB_PATTERN__COUNT])
+               const uint64_t counts[LB_PATTERN_NR_CLASSES])
 {
   pthread_mutex_lock (&rep->lock);
-  for (int c = 0; c < LB_PATTERN__COUNT; c++)
+  for (int c = 0; c < LB_PATTERN_NR_CLASSES; c++)
     rep->data.blocks_by_class[c] += counts[c];
   pthread_mutex_unlock (&rep->lock);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: the report -- what the probes and the integrity
  * phase found.
  *
@@ -14,7 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "pattern.h"
+#include "largeblock/pattern.h"
+#include "enum-counts.h"
 
 enum probe_result { PROBE_PASS, PROBE_FAIL, PROBE_SKIP };
 
@@ -38,7 +40,7 @@ struct report_data {
   unsigned rounds_done;
   uint64_t writes, trims, zeros; /* requests that succeeded */
   uint64_t bytes_written;
-  uint64_t blocks_by_class[LB_PATTERN__COUNT];
+  uint64_t blocks_by_class[LB_PATTERN_NR_CLASSES];
   uint64_t io_errors;
   char errors[VERIFY_MAX_ERRORS][192];
   unsigned nr_errors; /* stored, at most VERIFY_MAX_ERRORS */
@@ -79,7 +81,7 @@ void report_zero_done (struct verify_report *rep);
 
 /* Add the classes of the blocks of one read (counts[class]). */
 void report_blocks (struct verify_report *rep,
-                    const uint64_t counts[LB_PATTERN__COUNT]);
+                    const uint64_t counts[LB_PATTERN_NR_CLASSES]);
 
 /* Record one data error line (printf-style); only the first
  * VERIFY_MAX_ERRORS are kept, all are counted.

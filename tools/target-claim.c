@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: the claim on a path -- the one open file of a block
  * device or a regular file, and the checks that keep --write to what the
  * user gave it.

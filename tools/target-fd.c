@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: the descriptor target -- a block device or a
  * regular file opened with O_DIRECT.
  *
@@ -34,7 +35,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "aligned-io.h"
+#include "largeblock/aligned-io.h"
 #include "target.h"
 
 #define FILE_MAX_BYTES (32u << 20)

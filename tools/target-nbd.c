@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: the NBD target -- one libnbd connection.
  *
  * Each operation is one synchronous libnbd call; errno is the server's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: the target -- an NBD export, a block device or a
  * regular file behind one small set of synchronous operations.
  *

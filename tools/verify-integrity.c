@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: the integrity test -- write phase and verify phase.
  *
  * A run is a sequence of rounds computed from the seed alone: round 1
@@ -29,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aligned-io.h"
+#include "largeblock/aligned-io.h"
 #include "verify.h"
 
 #define GEN_TRIMMED UINT32_MAX /* zeros or any older content of the block */
@@ -285,7 +286,7 @@ static void
 check_read (struct run *run, const struct request *r, const uint8_t *buf,
             uint8_t *scratch)
 {
-  uint64_t counts[LB_PATTERN__COUNT] = { 0 };
+  uint64_t counts[LB_PATTERN_NR_CLASSES] = { 0 };
   uint32_t block = run->ex->block_bytes;
 
   for (uint64_t done = 0; done < r->count_bytes; done += block) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: --power-cut -- what a power cut left of unflushed
  * writes, block by block.
  *
@@ -32,8 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "aligned-io.h"
+#include "largeblock/aligned-io.h"
 #include "cutclass.h"
+#include "json.h"
 #include "verify.h"
 
 #define OLD_GEN 1u

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: block-size conformance probes.
  *
  * Aligned requests at the advertised minimum, preferred and maximum sizes
@@ -22,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aligned-io.h"
+#include "largeblock/aligned-io.h"
 #include "verify.h"
 
 #define LIBNBD_MAX_REQUEST_BYTES (64u << 20)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-verify: what the probe, integrity and output parts share.
  *
  * The options and the export's description are filled once by main and
@@ -11,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pattern.h"
+#include "largeblock/pattern.h"
 #include "wcache.h"
 #include "report.h"
 #include "target.h"
@@ -83,14 +84,6 @@ void verify_probes (const struct verify_opts *opts,
 int verify_integrity (const struct verify_opts *opts,
                       const struct verify_export *ex,
                       struct verify_report *rep);
-
-/* Print s as a JSON string (quoted, escaped) on stdout. */
-void json_string (const char *s);
-
-/* The n strings at lines, stride bytes apart, as the elements of a JSON
- * array (one per line, comma-separated; no brackets).
- */
-void json_string_lines (const char *lines, size_t stride, unsigned n);
 
 /* --power-cut: write generation 1 over the region, flush, write
  * generation 2, make the power fail, reconnect, classify every physical

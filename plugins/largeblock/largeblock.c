@@ -1,21 +1,28 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: nbdkit plugin serving a large-block-size RAM or file disk.
  *
- * Thin glue: configuration builds the disk (lib/disk: a RAM store, or a
+ * Thin glue: configuration builds the disk (lib/disk/disk: a RAM store, or a
  * file store for file=, locked and opened read-only if nbdkit's command
- * line has -r (lib/nbdkitargs), under a volatile write cache for
+ * line has -r (lib/disk/nbdkitargs), under a volatile write cache for
  * write-cache=volatile); each connection gets its store from
  * lb_disk_connect (bound to the power generation: after a power cut its
  * requests fail with EIO); each request callback checks the request
  * against the geometry and the alignment policy (lib/align), counts it
- * (lib/stats), and forwards it to the connection's store, turning lib
+ * (lib/disk/stats), and forwards it to the connection's store, turning lib
  * errors into nbdkit_error() and the errno the client must see.  Power
- * cuts on demand come from lib/cutfifo's watcher thread.
+ * cuts on demand come from lib/disk/cutfifo's watcher thread.
  *
  * Thread model PARALLEL.  The globals below are written only during
  * configuration (load, config, config_complete, after_fork), before any
  * connection, and read-only afterwards; the store and the counters are
  * thread-safe, short_file_logged is an atomic, and statsfile_lock
  * serializes writing the statistics (after each cut and at exit).
+ *
+ * Lock order: a cut's report (log_cut, wcache's on_cut) takes
+ * statsfile_lock while lib/disk/wcache holds its cut_lock and every
+ * stripe lock, so statsfile_lock comes after them; under it only
+ * wcache's report_lock is taken (the cut counters, lb_wcache_get_stats).
+ * Nothing may enter the cache's reads or writes while holding it.
  */
 #include <config.h>
 
@@ -34,7 +41,7 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
-#include "align.h"
+#include "largeblock/align.h"
 #include "caps.h"
 #include "cutfifo.h"
 #include "disk.h"
@@ -170,7 +177,7 @@ log_cut (const struct lb_cut_report *r, void *opaque)
     write_statsfile ();
 }
 
-/* "cut" (nth = 0) or "cut N": lib/wcache decides whether cut N is due. */
+/* "cut" (nth = 0) or "cut N": lib/disk/wcache decides whether cut N is due. */
 static void
 cut_from_fifo (uint64_t nth, void *opaque)
 {
@@ -227,7 +234,7 @@ debug_file (const char *path, const struct lb_file_info *f)
 }
 
 /* nbdkit tells a plugin about -r only per connection; a file disk must
- * know before it opens and locks its file (lib/nbdkitargs.h).
+ * know before it opens and locks its file (lib/disk/nbdkitargs.h).
  */
 static void
 find_read_only (void)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: plugins/largeblock/ -- the nbdkit plugin and its man page.
 
 plugin_LTLIBRARIES += plugins/largeblock/nbdkit-largeblock-plugin.la

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: initialise a preloaded sanitizer runtime before any other
  * library's constructor (an LD_PRELOAD shim, linked with -z initfirst).
  *

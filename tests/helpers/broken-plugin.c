@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock tests: a deliberately broken nbdkit plugin.
  *
  * A RAM disk with 4096-byte blocks (minimum = preferred = 4096, maximum

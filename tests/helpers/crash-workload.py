@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: the workload of the XFS crash tests (largeblock-run
 # --crash-test).  In $LARGEBLOCK_MNT it writes files of varied sizes,
 # fsyncs every other one and, once fsync returned, appends its name and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock tests: an LD_PRELOAD shim that makes anonymous mmap fail.
  *
  * While the file named by $LB_FAIL_MMAP_FLAG exists, every anonymous

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 # A server that sends the NBD newstyle greeting and hangs up, for
 # tests/test-verify-server-hangs-up-named.sh.  Usage: SOCKET READY-FILE
 # [CONNECTIONS]: serves that many connections (default 1), then exits.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock tests: an LD_PRELOAD shim that signals the process group
  * from inside a child the moment fork returns in it, while the child is
  * still in its parent's process group.  That is where a terminal's

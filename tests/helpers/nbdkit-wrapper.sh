@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: run the system nbdkit under the test harness's checkers.
 #
 # Makefile.am points $NBDKIT at this script when NBDKIT_PRELOAD or

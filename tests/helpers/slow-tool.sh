@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock: a PATH wrapper that holds one of largeblock-run's helper
 # tools at a known point, so a test can signal largeblock-run exactly
 # while that step runs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock tests: the attacker of the --cleanup symlink-swap test.
  *
  *   swap-loop DIR N

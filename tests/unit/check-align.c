@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/align unit tests.
  *
  * Every class a request can fall into, for every request type, in several
@@ -10,7 +11,8 @@
 #include <string.h>
 
 #include "suites.h"
-#include "align.h"
+#include "largeblock/align.h"
+#include "enum-counts.h"
 
 static struct lb_geometry
 make_geometry (uint64_t size, uint32_t physical, uint32_t logical,
@@ -32,12 +34,12 @@ static const struct {
 };
 #define NR_GEOMETRIES (sizeof geometries / sizeof geometries[0])
 
-/* Loop index: geometry * LB_REQ__COUNT + request type. */
+/* Loop index: geometry * LB_REQ_NR_TYPES + request type. */
 START_TEST (test_every_class_every_type)
 {
   const uint64_t size = 64ull << 20;
-  unsigned gi = (unsigned) _i / LB_REQ__COUNT;
-  enum lb_req_type t = (enum lb_req_type) (_i % LB_REQ__COUNT);
+  unsigned gi = (unsigned) _i / LB_REQ_NR_TYPES;
+  enum lb_req_type t = (enum lb_req_type) (_i % LB_REQ_NR_TYPES);
   struct lb_geometry g = make_geometry (size, geometries[gi].physical,
                                         geometries[gi].logical,
                                         geometries[gi].max_request);
@@ -131,13 +133,13 @@ END_TEST
 
 START_TEST (test_type_names)
 {
-  static const char *const names[LB_REQ__COUNT] = {
+  static const char *const names[LB_REQ_NR_TYPES] = {
     "read", "write", "trim", "zero", "cache", "extents", "flush",
   };
 
-  for (int t = 0; t < LB_REQ__COUNT; t++)
+  for (int t = 0; t < LB_REQ_NR_TYPES; t++)
     ck_assert_str_eq (lb_req_type_name ((enum lb_req_type) t), names[t]);
-  ck_assert_str_eq (lb_req_type_name (LB_REQ__COUNT), "unknown");
+  ck_assert_str_eq (lb_req_type_name (LB_REQ_NR_TYPES), "unknown");
 }
 END_TEST
 
@@ -148,7 +150,7 @@ align_suite (void)
   TCase *tc = tcase_create ("classify");
 
   tcase_add_loop_test (tc, test_every_class_every_type, 0,
-                       NR_GEOMETRIES * LB_REQ__COUNT);
+                       NR_GEOMETRIES * LB_REQ_NR_TYPES);
   tcase_add_test (tc, test_misaligned_predicate);
   tcase_add_test (tc, test_describe);
   tcase_add_test (tc, test_type_names);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/aligned-io unit tests.
  *
  * What lb_dio_info_get learns of a regular file and refuses of a pipe;
@@ -16,7 +17,7 @@
 #include <unistd.h>
 
 #include "suites.h"
-#include "aligned-io.h"
+#include "largeblock/aligned-io.h"
 
 /* A new empty file in $TMPDIR or /var/tmp, already unlinked. */
 static int

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/cutclass unit tests.
  *
  * Hand-built post-cut images for every class -- a physical block all old,

@@ -1,4 +1,5 @@
-/* largeblock: lib/cutfifo unit tests.
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* largeblock: lib/disk/cutfifo unit tests.
  *
  * The line protocol, table-driven: "cut" and "cut N" (N 1 ... 2^64-1)
  * are cuts, blank lines nothing, everything else (cut 0, signs, extra

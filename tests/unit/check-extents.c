@@ -1,4 +1,5 @@
-/* largeblock: lib/extents unit tests.
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* largeblock: lib/disk/extents unit tests.
  *
  * A table of walks: the runs a store adds, the request and REQ_ONE, and
  * the runs the client must see (clipped, merged, only the first with

@@ -1,4 +1,5 @@
-/* largeblock: lib/filestore unit tests.
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* largeblock: lib/disk/filestore unit tests.
  *
  * Probing paths; creating a sparse file of the disk's size; reads and
  * writes against a model; trim and zero (each flag) against the model and

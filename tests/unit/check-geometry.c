@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/geometry unit tests.
  *
  * Size parsing (every suffix, both cases, overflow at every suffix), one
@@ -14,7 +15,7 @@
 #include <string.h>
 
 #include "suites.h"
-#include "geometry.h"
+#include "largeblock/geometry.h"
 
 /* ---- lb_parse_size ---- */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run: server/kernel-version unit tests.
  *
  * Releases as uname -r gives them (distribution suffixes, -rc, two-digit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: runs the lib/ Check suites; exit status is the number of
  * failed tests (capped), so automake sees any failure.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/mkfscmd unit tests.
  *
  * Each filesystem gets the geometry options the SPEC of largeblock-run

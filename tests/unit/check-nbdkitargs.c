@@ -1,4 +1,5 @@
-/* largeblock: lib/nbdkitargs unit tests.
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* largeblock: lib/disk/nbdkitargs unit tests.
  *
  * Table-driven: nbdkit command lines and whether they ask for -r, the
  * way nbdkit's getopt_long reads them -- short, clustered and long

@@ -1,4 +1,5 @@
-/* largeblock: lib/params unit tests.
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* largeblock: lib/disk/params unit tests.
  *
  * Each key accepted and stored; every per-key and cross-key error with its
  * exact message; unknown and repeated keys; a failed set leaves the

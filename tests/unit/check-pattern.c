@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/pattern unit tests.
  *
  * Every class the checker can name is built on purpose -- a good block, a
@@ -12,7 +13,8 @@
 #include <string.h>
 
 #include "suites.h"
-#include "pattern.h"
+#include "largeblock/pattern.h"
+#include "enum-counts.h"
 
 #define BLOCK 16384u
 #define SECTOR LB_PATTERN_SECTOR_BYTES
@@ -231,7 +233,7 @@ START_TEST (test_fill_range_and_names)
   ck_assert (!lb_pattern_block_size_ok (3072));
   ck_assert_str_eq (lb_pattern_class_name (LB_PATTERN_NEVER_WRITTEN),
                     "never-written");
-  ck_assert_str_eq (lb_pattern_class_name (LB_PATTERN__COUNT), "unknown");
+  ck_assert_str_eq (lb_pattern_class_name (LB_PATTERN_NR_CLASSES), "unknown");
 }
 END_TEST
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run: server/proc unit tests, with /bin/sh children.
  *
  * Exit statuses and output come back; children start with default

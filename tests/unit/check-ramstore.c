@@ -1,4 +1,5 @@
-/* largeblock: lib/ramstore unit tests.
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* largeblock: lib/disk/ramstore unit tests.
  *
  * Proves the RAM store's data semantics against a byte-array model for
  * several geometries: zeros where nothing was written, writes across folio
@@ -17,7 +18,7 @@
 #include <string.h>
 
 #include "suites.h"
-#include "geometry.h"
+#include "largeblock/geometry.h"
 #include "ramstore.h"
 
 struct geo_case {

@@ -1,4 +1,5 @@
-/* largeblock: lib/reclaim unit tests.
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* largeblock: lib/disk/reclaim unit tests.
  *
  * Proves that every queued run reaches the give-back function exactly
  * once, unchanged, on another thread; that lb_reclaim_wait returns only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run: runs the server/ Check suites (the process layer,
  * the mkfs command builder, kernel versions); exit status is the
  * number of failed tests (capped).  CK_TAP_LOG_FILE_NAME=- for TAP

@@ -1,4 +1,5 @@
-/* largeblock: lib/slab unit tests.
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* largeblock: lib/disk/slab unit tests.
  *
  * Proves that folios come back zero-filled (fresh and reused), that a
  * freed folio's memory really leaves the process (mincore says its pages

@@ -1,4 +1,5 @@
-/* largeblock: lib/stats unit tests.
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* largeblock: lib/disk/stats unit tests.
  *
  * Counters land in the right request type and nowhere else, counting is
  * exact under concurrent updates, and the JSON report carries every key
@@ -28,7 +29,7 @@ START_TEST (test_counts_by_type)
   lb_stats_count_error (&s, t);
   lb_stats_count_error (&s, t);
 
-  for (int u = 0; u < LB_REQ__COUNT; u++) {
+  for (int u = 0; u < LB_REQ_NR_TYPES; u++) {
     bool same = u == (int) t;
     ck_assert_uint_eq (s.requests[u], same ? 2 : 0);
     ck_assert_uint_eq (s.bytes[u], same ? 20480 : 0);
@@ -184,7 +185,7 @@ stats_suite (void)
   Suite *s = suite_create ("stats");
   TCase *tc = tcase_create ("counters");
 
-  tcase_add_loop_test (tc, test_counts_by_type, 0, LB_REQ__COUNT);
+  tcase_add_loop_test (tc, test_counts_by_type, 0, LB_REQ_NR_TYPES);
   tcase_add_test (tc, test_concurrent_counts_are_exact);
   suite_add_tcase (s, tc);
 

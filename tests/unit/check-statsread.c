@@ -1,12 +1,13 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: lib/statsread unit tests.
  *
- * What lib/stats and lib/wcache write reads back to the same counters
- * (after real cuts); the counters come from the top-level write_cache
- * object only, whatever else carries the same keys; member order, space
- * and unknown members do not matter; a statsfile without a write cache
- * is ENOENT; every malformed document in a table is EINVAL with a
- * one-line reason; and the file reader names the file and refuses an
- * oversized one.
+ * What lib/disk/stats and lib/disk/wcache write reads back to the same
+ * counters (after real cuts); the counters come from the top-level
+ * write_cache object only, whatever else carries the same keys; member
+ * order, space and unknown members do not matter; a statsfile without a
+ * write cache is ENOENT; every malformed document in a table is EINVAL
+ * with a one-line reason; and the file reader names the file and refuses
+ * an oversized one.
  */
 #include <config.h>
 

@@ -1,4 +1,5 @@
-/* largeblock: lib/wcache unit tests.
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* largeblock: lib/disk/wcache unit tests.
  *
  * Random write/FUA/trim/zero/flush sequences run against the write cache
  * (over a RAM store) and against a model that keeps, per byte, the durable
@@ -25,7 +26,7 @@
 #include <unistd.h>
 
 #include "suites.h"
-#include "geometry.h"
+#include "largeblock/geometry.h"
 #include "prng.h"
 #include "ramstore.h"
 #include "wcache.h"

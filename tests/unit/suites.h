@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the Check suites, one per lib/ module. */
 #ifndef LARGEBLOCK_TEST_SUITES_H
 #define LARGEBLOCK_TEST_SUITES_H
@@ -5,7 +6,7 @@
 #include <check.h>
 #include <stdint.h>
 
-#include "geometry.h"
+#include "largeblock/geometry.h"
 
 Suite *align_suite (void);
 Suite *aligned_io_suite (void);

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* largeblock: from parameters to a served disk -- see disk.h. */
+#include <config.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "disk.h"
+#include "error.h"
+#include "ramstore.h"
+#include "wcache.h"
+
+/* An existing file's size is the disk's; size= may only confirm it. */
+static int
+resolve_file_size (struct lb_params *p, const struct lb_file_info *info,
+                   char *err, size_t errlen)
+{
+  bool given = lb_params_size_given (p);
+
+  if (!info->exists && !given)
+    return lb_fail (EINVAL, err, errlen,
+                    "file %s does not exist and no size= "
+                    "was given to create it",
+                    p->file);
+  if (!info->exists)
+    return 0;
+  if (given && p->geom.size_bytes != info->size_bytes)
+    return lb_fail (EINVAL, err, errlen,
+                    "size %" PRIu64 " does not match %s "
+                    "%s of %" PRIu64 " bytes (leave size= out to use it; "
+                    "largeblock never truncates or grows a file)",
+                    p->geom.size_bytes,
+                    info->is_blockdev ? "block device" : "file", p->file,
+                    info->size_bytes);
+  return lb_params_set_size_from_file (p, info->size_bytes, err, errlen);
+}
+
+static int
+open_file_disk (struct lb_disk *d, struct lb_params *p, char *err,
+                size_t errlen)
+{
+  if (lb_file_probe (p->file, &d->file, err, errlen) == -1 ||
+      resolve_file_size (p, &d->file, err, errlen) == -1 ||
+      lb_params_finish (p, &d->geom, err, errlen) == -1 ||
+      lb_file_check_geometry (p->file, &d->file, &d->geom, err, errlen) == -1)
+    return -1;
+  d->store = lb_filestore_open (&d->geom, p->file, &d->file, p->direct,
+                                p->read_only, err, errlen);
+  return d->store ? 0 : -1;
+}
+
+static int
+open_ram_disk (struct lb_disk *d, struct lb_params *p, char *err,
+               size_t errlen)
+{
+  if (lb_params_finish (p, &d->geom, err, errlen) == -1)
+    return -1;
+  d->store = lb_ramstore_new (&d->geom, p->memory_limit_bytes);
+  if (d->store == NULL)
+    return lb_fail (errno, err, errlen, "cannot create the RAM store: %s",
+                    strerror (errno));
+  return 0;
+}
+
+/* write-cache=volatile: the cache owns the store from now on. */
+static int
+add_write_cache (struct lb_disk *d, const struct lb_params *p, char *err,
+                 size_t errlen)
+{
+  struct lb_store *cache;
+
+  if (!p->write_cache_volatile)
+    return 0;
+  cache = lb_wcache_new (d->store, &p->wcache);
+  if (cache == NULL) {
+    int e = errno;
+
+    lb_disk_close (d);
+    return lb_fail (e, err, errlen, "cannot create the write cache: %s",
+                    strerror (e));
+  }
+  d->store = cache;
+  d->cached = true;
+  return 0;
+}
+
+int
+lb_disk_open (struct lb_disk *d, struct lb_params *p, char *err, size_t errlen)
+{
+  int r;
+
+  memset (d, 0, sizeof *d);
+  if (p->file)
+    r = open_file_disk (d, p, err, errlen);
+  else
+    r = open_ram_disk (d, p, err, errlen);
+  if (r == -1)
+    return -1;
+  return add_write_cache (d, p, err, errlen);
+}
+
+struct lb_store *
+lb_disk_connect (struct lb_disk *d)
+{
+  return d->cached ? lb_wcache_connect (d->store) : d->store;
+}
+
+void
+lb_disk_disconnect (struct lb_disk *d, struct lb_store *conn)
+{
+  if (d->cached && conn)
+    conn->ops->destroy (conn);
+}
+
+void
+lb_disk_close (struct lb_disk *d)
+{
+  if (d->store)
+    d->store->ops->destroy (d->store);
+  d->store = NULL;
+}
