@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run and largeblock-vm: which plugin their nbdkit serves.
  *
  * Never the bare name by default: nbdkit would resolve that in its own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run and largeblock-vm: which plugin their nbdkit serves.
  * Stateless.
  */

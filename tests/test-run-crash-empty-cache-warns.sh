@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run --crash-test warns, in one line, when the power cut
 # finds the write cache empty (kept, lost and torn all 0): such a cut
 # tested nothing.  A workload that ends with sync(1) leaves the cache

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # scripts/run-tests.sh prints make check's failures, skips and summary,
 # not a PASS line per test (about 1,650 of them), and still ends with
 # "N passed, M failed" and make check's status.  Run on a copy with a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-vm --kernel-deb reads the three layouts of Debian's kernel
 # packages: boot/vmlinuz-* + lib/modules (up to 6.12), boot/vmlinuz-* +
 # usr/lib/modules (6.16-6.18), and 6.19+'s split linux-binary(-unsigned)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-vm --attach=nbd on the default guest kernel (>= 6.15): the
 # guest's nbd driver takes a 16384-byte logical block (nbd-client -b
 # 16384) and the page-size rule no longer applies: a 4 KiB O_DIRECT read

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-vm serves the plugin installed with it, by its full path, as
 # largeblock-run does (server/plugin-choice.c) -- never the bare name,
 # which nbdkit would look up in its own plugin directory -- unless

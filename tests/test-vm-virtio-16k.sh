@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-vm --attach=virtio on the default guest kernel (>= 6.15):
 # logical blocks above the page size through QEMU's NBD client --
 # 16384/65536 (physical above logical) with the XFS round trip of
