@@ -47,7 +47,12 @@ valgrind_skipped_tests = $(run_process_tests) \
 	tests/test-run-docs-cover-every-option.sh \
 	tests/test-verify-docs-cover-every-option.sh \
 	tests/test-vm-docs-cover-every-option.sh \
-	tests/test-unit-lib-every-suite-runs.sh
+	tests/test-unit-lib-every-suite-runs.sh \
+	tests/test-spdx-every-source-file.sh \
+	tests/test-lib-headers-compile-alone.sh \
+	tests/test-verify-main-file-exports-only-main.sh \
+	tests/test-run-tests-prints-failures-not-passes.sh \
+	tests/test-vm-kernel-deb-layouts.sh
 # (VALGRIND_TESTS empty: instrumented_tests less these.)
 VALGRIND_TESTS =
 check-valgrind:
