@@ -245,6 +245,26 @@ EXTRA_DIST += tests/lib-functions.sh
 # and largeblock-run serving the plugin installed with it.
 integration_tests += tests/test-install-run-finds-its-plugin.sh
 
+# The Debian packaging (debian/): the library's symbols file follows its
+# version script (part of make check), and make check-deb builds the
+# packages from a clean copy and runs them from an extracted tree --
+# several minutes of compiling again, so not part of make check or CI
+# (docs/testing.md).  Its own log, test-suite-deb.log.
+integration_tests += tests/test-deb-symbols.sh
+deb_tests = tests/test-deb-packages.sh
+EXTRA_DIST += $(deb_tests) debian/changelog debian/control \
+	debian/copyright debian/rules debian/source/format \
+	debian/symbols-from-map debian/liblargeblock1.symbols \
+	debian/not-installed debian/largeblock-tools.docs \
+	debian/nbdkit-plugin-largeblock.install \
+	debian/largeblock-tools.install debian/liblargeblock1.install \
+	debian/liblargeblock-dev.install
+
+check-deb: all
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(deb_tests)' \
+	  TEST_SUITE_LOG=test-suite-deb.log
+.PHONY: check-deb
+
 # Hardening (docs/testing.md): protocol abuse, least privilege, resource
 # exhaustion, the fuzzers' seeds and past crashes.
 integration_tests += \
