@@ -189,6 +189,8 @@ integration_tests += \
 	tests/test-run-mount-dir-created.sh \
 	tests/test-run-teardown-device-held.sh \
 	tests/test-run-no-command.sh \
+	tests/test-run-fstests-fixture.sh \
+	tests/test-run-fstests.sh \
 	tests/test-run-docs-cover-every-option.sh
 # largeblock-run's own process handling: a signal at every step, dead
 # runs' --cleanup (check-valgrind leaves them out: tests/harden.mk).
