@@ -133,7 +133,7 @@ fi
 
 if command -v lintian >/dev/null; then
     echo "== lintian"
-    lintian --no-tag-display-limit "$tmpdir"/*.changes >"$tmpdir/lintian.log" 2>&1
+    lintian --tag-display-limit 0 "$tmpdir"/*.changes >"$tmpdir/lintian.log" 2>&1
     cat "$tmpdir/lintian.log"
     grep -q '^E: ' "$tmpdir/lintian.log" && fail "lintian reports errors"
 fi
