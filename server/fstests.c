@@ -26,8 +26,9 @@ fstests_check_options (struct run *run)
   if (!run->opt.fstests)
     return 0;
   if (!run->opt.mkfs) {
-    fprintf (stderr, PROG ": --fstests needs --mkfs=xfs|ext4|btrfs: it is "
-                          "fstests' FSTYP and TEST_DEV's filesystem\n");
+    fprintf (stderr,
+             PROG ": --fstests needs --mkfs=xfs|ext4|btrfs: it is "
+                  "fstests' FSTYP and TEST_DEV's filesystem\n");
     return -1;
   }
   if (run->opt.disks_set && run->opt.disks != 2) {
@@ -42,8 +43,9 @@ fstests_check_options (struct run *run)
     return -1;
   }
   if (!run->opt.command) {
-    fprintf (stderr, PROG ": --fstests needs a COMMAND after \"--\", "
-                          "e.g. -- ./check -g quick\n");
+    fprintf (stderr,
+             PROG ": --fstests needs a COMMAND after \"--\", "
+                  "e.g. -- ./check -g quick\n");
     return -1;
   }
   run->opt.disks = 2;
@@ -80,8 +82,10 @@ mkfs_options (const struct run *run, char *out, size_t outlen)
   }
   lb_mkfs_cmd_free (&cmd);
   if (len >= outlen) {
-    fprintf (stderr, PROG ": --fstests: MKFS_OPTIONS is longer than %zu "
-                          "bytes\n", outlen - 1);
+    fprintf (stderr,
+             PROG ": --fstests: MKFS_OPTIONS is longer than %zu "
+                  "bytes\n",
+             outlen - 1);
     return -1;
   }
   return 0;
@@ -93,8 +97,9 @@ static int
 set_var (FILE *fp, const char *name, const char *value)
 {
   if (strchr (value, '\'')) {
-    fprintf (stderr, PROG ": --fstests: %s=%s holds a single quote, "
-                          "which the fstests config file cannot carry\n",
+    fprintf (stderr,
+             PROG ": --fstests: %s=%s holds a single quote, "
+                  "which the fstests config file cannot carry\n",
              name, value);
     return -1;
   }
@@ -122,11 +127,10 @@ write_config (const struct run *run, const char *path, const char *mkfs_opts)
   }
   fprintf (fp, "# Written by largeblock-run --fstests for this run only.\n");
   r = set_var (fp, "FSTYP", run->opt.mkfs) |
-      set_var (fp, "TEST_DEV", test->dev) |
-      set_var (fp, "TEST_DIR", test->mnt) |
-      set_var (fp, "SCRATCH_DEV", scratch->dev) |
-      set_var (fp, "SCRATCH_MNT", scratch->mnt) |
-      set_var (fp, "MKFS_OPTIONS", mkfs_opts);
+    set_var (fp, "TEST_DEV", test->dev) | set_var (fp, "TEST_DIR", test->mnt) |
+    set_var (fp, "SCRATCH_DEV", scratch->dev) |
+    set_var (fp, "SCRATCH_MNT", scratch->mnt) |
+    set_var (fp, "MKFS_OPTIONS", mkfs_opts);
   if (ferror (fp) | fclose (fp)) {
     fprintf (stderr, PROG ": --fstests: writing %s: %m\n", path);
     return -1;

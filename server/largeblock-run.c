@@ -46,7 +46,7 @@ usage (FILE *fp)
     "       [--plugin=PATH] [--verbose] [PARAM=VALUE ...] [-- COMMAND [ARG ...]]\n"
     "       " PROG " --crash-test --mkfs=FS --mount[=DIR] [--check=CMD] ...\n"
     "              write-cache=volatile [PARAM=VALUE ...] -- WORKLOAD [ARG ...]\n"
-    "       " PROG " --fstests --mkfs=FS [PARAM=VALUE ...] -- ./check [ARG ...]\n"
+    "       " PROG " --fstests --mkfs=FS [PARAM=VALUE ...] -- ./check ...\n"
     "       " PROG " --cleanup [--verbose]\n"
     "       " PROG " --help | --version\n");
 }
