@@ -3,4 +3,4 @@
 # Each man page is built by its program's fragment (plugins/largeblock/,
 # server/, tools/); Makefile.am cleans them all.
 
-EXTRA_DIST += docs/testing.md
+EXTRA_DIST += docs/testing.md docs/fstests.md

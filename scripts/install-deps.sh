@@ -17,6 +17,8 @@ packages=(
   qemu-system-x86 busybox-static socat kmod xz-utils cpio
   # the C layout check (scripts/check-format.sh)
   clang-format
+  # the Debian packages (make check-deb)
+  debhelper lintian
 )
 
 missing=()

@@ -31,6 +31,7 @@
 
 #include <cap-ng.h>
 
+#include "fstests.h"
 #include "mkfscmd.h"
 #include "plugin-choice.h"
 #include "proc.h"
@@ -47,6 +48,7 @@ usage (FILE *fp)
     "       [--plugin=PATH] [--verbose] [PARAM=VALUE ...] [-- COMMAND [ARG ...]]\n"
     "       " PROG " --crash-test --mkfs=FS --mount[=DIR] [--check=CMD] ...\n"
     "              write-cache=volatile [PARAM=VALUE ...] -- WORKLOAD [ARG ...]\n"
+    "       " PROG " --fstests --mkfs=FS [PARAM=VALUE ...] -- ./check ...\n"
     "       " PROG " --cleanup [--verbose]\n"
     "       " PROG " --help | --version\n");
 }
@@ -163,6 +165,7 @@ parse_options (struct run *run, int argc, char **argv)
     O_CLEANUP,
     O_CRASH_TEST,
     O_DISKS,
+    O_FSTESTS,
     O_MKFS,
     O_MKFS_OPTIONS,
     O_MOUNT,
@@ -177,6 +180,7 @@ parse_options (struct run *run, int argc, char **argv)
     { "crash-test", no_argument, NULL, O_CRASH_TEST },
     { "disks", required_argument, NULL, O_DISKS },
     { "fs-blksize", required_argument, NULL, O_FS_BLKSIZE },
+    { "fstests", no_argument, NULL, O_FSTESTS },
     { "help", no_argument, NULL, 'h' },
     { "mkfs", required_argument, NULL, O_MKFS },
     { "mkfs-options", required_argument, NULL, O_MKFS_OPTIONS },
@@ -199,6 +203,7 @@ parse_options (struct run *run, int argc, char **argv)
     case O_CHECK: run->opt.check = optarg; break;
     case O_CLEANUP: run->opt.cleanup = true; break;
     case O_CRASH_TEST: run->opt.crash_test = true; break;
+    case O_FSTESTS: run->opt.fstests = true; break;
     case O_MKFS: run->opt.mkfs = optarg; break;
     case O_MKFS_OPTIONS: run->opt.mkfs_options = optarg; break;
     case O_MOUNT: run->opt.mount_dir = optarg ? optarg : ""; break;
@@ -209,6 +214,7 @@ parse_options (struct run *run, int argc, char **argv)
       printf (PROG " " PACKAGE_VERSION "\n");
       exit (EXIT_SUCCESS);
     case O_DISKS:
+      run->opt.disks_set = true;
       run->opt.disks = strtoul (optarg, &end, 10);
       if (*end || run->opt.disks < 1 || run->opt.disks > MAX_DISKS) {
         fprintf (stderr, PROG ": --disks=%s: must be 1 to %d\n", optarg,
@@ -379,6 +385,7 @@ teardown (struct run *run)
   if (run->mount_dir_is_ours && rmdir (run->opt.mount_dir) == 0)
     run->mount_dir_is_ours = false;
   crash_remove_files (run);
+  fstests_remove_config (run);
   if (r == 0 && remove_workdir (run) == -1)
     r = -1;
   return r;
@@ -417,12 +424,14 @@ main (int argc, char **argv)
     return check_capabilities () == -1 ? 1 : cleanup_dead_runs (&run);
   if (serve_check_params (run.opt.params, run.opt.nr_params, &run.geom,
                           &run.wc) == -1 ||
-      check_mkfs_geometry (&run) == -1 || crash_check_options (&run) == -1)
+      check_mkfs_geometry (&run) == -1 || crash_check_options (&run) == -1 ||
+      fstests_check_options (&run) == -1)
     return 1;
   if (resolve_attach_method (&run) == -1 || check_capabilities () == -1)
     return 1;
 
-  if (set_up (&run) == 0 && !proc_caught_signal ()) {
+  if (set_up (&run) == 0 && !proc_caught_signal () &&
+      fstests_prepare (&run) == 0) {
     export_env (&run);
     if (run.opt.crash_test)
       status = crash_test (&run);

@@ -5,6 +5,7 @@ server_largeblock_run_SOURCES = \
 	server/largeblock-run.c server/run.h \
 	server/attach-loop.c server/attach-nbd.c \
 	server/crash.c server/disk.c server/journal.c server/step.c \
+	server/fstests.c server/fstests.h \
 	server/kernel-version.c server/kernel-version.h \
 	server/kstate.c server/kstate.h \
 	server/mkfscmd.c server/mkfscmd.h \

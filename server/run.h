@@ -36,6 +36,8 @@ struct options {
   const char *mount_dir; /* "" for a private temporary directory */
   unsigned long fs_blksize;
   unsigned disks;
+  bool disks_set; /* --disks was given */
+  bool fstests;   /* --fstests */
   bool verbose;
   bool cleanup;      /* --cleanup: remove what dead runs left */
   bool crash_test;   /* --crash-test */

@@ -200,6 +200,8 @@ integration_tests += \
 	tests/test-run-mount-dir-created.sh \
 	tests/test-run-teardown-device-held.sh \
 	tests/test-run-no-command.sh \
+	tests/test-run-fstests-fixture.sh \
+	tests/test-run-fstests.sh \
 	tests/test-run-docs-cover-every-option.sh
 # largeblock-run's own process handling: a signal at every step, dead
 # runs' --cleanup (check-valgrind leaves them out: tests/harden.mk).
@@ -261,6 +263,26 @@ integration_tests += tests/test-install-run-finds-its-plugin.sh
 
 # scripts/run-tests.sh: failures, skips and the summary, not every PASS.
 integration_tests += tests/test-run-tests-prints-failures-not-passes.sh
+
+# The Debian packaging (debian/): the library's symbols file follows its
+# version script (part of make check), and make check-deb builds the
+# packages from a clean copy and runs them from an extracted tree --
+# several minutes of compiling again, so not part of make check or CI
+# (docs/testing.md).  Its own log, test-suite-deb.log.
+integration_tests += tests/test-deb-symbols.sh
+deb_tests = tests/test-deb-packages.sh
+EXTRA_DIST += $(deb_tests) debian/changelog debian/control \
+	debian/copyright debian/rules debian/source/format \
+	debian/symbols-from-map debian/liblargeblock1.symbols \
+	debian/not-installed debian/largeblock-tools.docs \
+	debian/nbdkit-plugin-largeblock.install \
+	debian/largeblock-tools.install debian/liblargeblock1.install \
+	debian/liblargeblock-dev.install
+
+check-deb: all
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(deb_tests)' \
+	  TEST_SUITE_LOG=test-suite-deb.log
+.PHONY: check-deb
 
 # Hardening (docs/testing.md): protocol abuse, least privilege, resource
 # exhaustion, the fuzzers' seeds and past crashes.
