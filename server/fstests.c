@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock-run --fstests: the run as an fstests fixture.
  *
  * Owns the option's rules, MKFS_OPTIONS and the variables fstests reads

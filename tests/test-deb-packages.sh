@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The Debian packages (debian/, make check-deb): build them with
 # dpkg-buildpackage -us -uc -b from a clean copy of the checkout (its
 # tracked files as they are now, nothing built), then check what each

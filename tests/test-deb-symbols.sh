@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # debian/liblargeblock1.symbols is what debian/symbols-from-map makes of
 # the library's version script: a function added to lib/liblargeblock.syms
 # without regenerating the symbols file fails here, before a package build

@@ -108,6 +108,10 @@ EXAMPLES = {
 NBD = "needs the kernel nbd module, which this host lacks"
 VM = ("boots a guest kernel under QEMU (tens of seconds each under TCG); "
       "make check-vm runs these paths")
+FSTESTS = ("runs in an fstests build, which is not packaged; "
+           "tests/test-run-fstests.sh runs it where FSTESTS_DIR is set, and "
+           "tests/test-run-fstests-fixture.sh checks the fixture with a "
+           "stand-in ./check")
 NOT_RUN = {
     "README.md: scripts/serve-example.sh":
         "installs packages and this build system-wide; "
@@ -122,6 +126,8 @@ NOT_RUN = {
     "logical-blksize=4k size=1G \\": VM,
     "README.md: largeblock-vm --attach=nbd blksize=16k "
     "logical-blksize=16k size=1G \\": VM + " (tests/test-vm-nbd-16k.sh)",
+    "README.md: largeblock-run --fstests --mkfs=xfs blksize=16k "
+    "logical-blksize=16k \\": FSTESTS,
     "README.md: modprobe nbd": NBD,
     "README.md: cc mytest.c $(pkg-config --cflags --libs largeblock)":
         "needs the library installed; "
@@ -140,6 +146,8 @@ NOT_RUN = {
     "docs/largeblock-run.pod: largeblock-run --attach=nbd --mkfs=xfs "
     "--mount blksize=16k \\": NBD + "; tests/test-run-attach-nbd-"
         "unavailable.sh checks the one-line refusal",
+    "docs/largeblock-run.pod: largeblock-run --fstests --mkfs=xfs "
+    "blksize=16k logical-blksize=16k \\": FSTESTS,
     "docs/largeblock-run.pod: for seed in $(seq 1 20); do":
         "twenty crash tests of the reader's own ./my-workload; "
         "tests/test-run-crash-xfs.sh runs the same command line",

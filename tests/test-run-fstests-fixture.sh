@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # largeblock-run --fstests without fstests: a fake ./check in a fake
 # fstests directory records what it is given.  It must get FSTYP,
 # TEST_DEV mounted on TEST_DIR, SCRATCH_DEV unmounted with SCRATCH_MNT a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
 # fstests itself through largeblock-run --fstests, when FSTESTS_DIR names
 # a built fstests checkout (docs/fstests.md): a small subset on XFS with
 # 16k blocks and 16k sectors, with no local.config, must pass.
