@@ -30,7 +30,10 @@ SCRIPT
 chmod +x "$tmpdir/bin/make"
 
 rc=0
-PATH=$tmpdir/bin:$PATH "$top/scripts/run-tests.sh" >"$tmpdir/out" 2>&1 || rc=$?
+# Without LB_HARDEN, which CI's own run-tests.sh exports to every test:
+# the copy would run the hardening phases, which are not in it.
+PATH=$tmpdir/bin:$PATH env -u LB_HARDEN "$top/scripts/run-tests.sh" \
+    >"$tmpdir/out" 2>&1 || rc=$?
 cat "$tmpdir/out"
 [ "$rc" -eq 2 ] || fail "status $rc, not make check's 2"
 ! grep -q '^PASS: ' "$tmpdir/out" || fail "PASS lines were printed"
