@@ -303,8 +303,16 @@ unmount_leftover (struct leftovers *l, const char *dir)
   int saved_errno;
 
   verbose (l->run, "unmounting %s", dir);
-  if (umount2 (dir, UMOUNT_NOFOLLOW) == 0)
-    return true;
+  /* A loop device detached a moment ago lets go of its file after the
+   * detach returns, so a FUSE mount under it can be busy for a while:
+   * retry as the live teardown does. */
+  for (int i = 0; umount2 (dir, UMOUNT_NOFOLLOW) == -1; i++) {
+    if (errno != EBUSY || i == BUSY_RETRIES)
+      goto failed;
+    proc_sleep_ms (200, false);
+  }
+  return true;
+failed:
   saved_errno = errno;
   if (errno == EBUSY)
     busy_reason (dir, why, sizeof why);
