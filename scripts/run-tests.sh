@@ -38,6 +38,10 @@ harden () {
     else
         hstatus=1
         tail -100 "$name.log"
+        # automake's suite log holds each failing test's own log: the
+        # only record of why, once the CI machine is gone.
+        [ "$log" != - ] && [ -f "$log" ] &&
+            sed -n '/^\(FAIL\|ERROR\):/,$p' "$log" | head -300
         echo "== $name FAILED"
         if [ "$log" = - ]; then extra_failed=$((extra_failed + 1))
         elif [ -f "$log" ] && grep -q '^# FAIL: *0$' "$log" &&
