@@ -34,10 +34,14 @@ vm_out="$tmpdir/vm.out"
 vm_err="$tmpdir/vm.err"
 
 # lbvm ARGS...: run largeblock-vm with a 300 s guard; stdout and stderr
-# are kept in $vm_out and $vm_err and echoed.  Sets $rc.
+# are kept in $vm_out and $vm_err and echoed.  Sets $rc.  largeblock-vm's
+# own --timeout comes first (a test's own --timeout overrides it), so a
+# guest that hangs is stopped by largeblock-vm, which prints the end of
+# the guest's console (hung tasks, oopses) into the test's log; the
+# outer guard is for largeblock-vm itself.
 lbvm () {
     rc=0
-    timeout 300 "$LARGEBLOCK_VM" "$@" >"$vm_out" 2>"$vm_err" || rc=$?
+    timeout 330 "$LARGEBLOCK_VM" --timeout=300 "$@" >"$vm_out" 2>"$vm_err" || rc=$?
     cat "$vm_out"
     cat "$vm_err" >&2
 }
