@@ -43,9 +43,14 @@ EXTRA_DIST += tests/helpers/valgrind.supp
 # They test largeblock-run, which valgrind does not run (check-sanitizers'
 # ASan pass does); under valgrind they only stretch nbdkit's start and
 # stop past their hang bounds, and the plugin paths they reach (mkfs,
-# mount, teardown) run in test-run-xfs-16k, test-run-crash-* and the rest.  And the tests
+# mount, teardown) run in test-run-xfs-16k, test-run-crash-xfs and the rest.  For the
+# same reason largeblock-run's failure paths (every stage failing, with
+# or without --crash-test): the longest two tests under valgrind (about
+# 2 minutes each), where the plugin only starts and stops.  And the tests
 # that start no server: the format and documentation checks.
 valgrind_skipped_tests = $(run_process_tests) \
+	tests/test-run-failures-leave-nothing.sh \
+	tests/test-run-crash-stages.sh \
 	tests/test-format.sh \
 	tests/test-docs-no-markup-in-verbatim.sh \
 	tests/test-run-docs-cover-every-option.sh \
