@@ -295,6 +295,10 @@ class World:
             subprocess.call(["fusermount3", "-u", mnt])
         for pidfile in glob.glob(under + "**/*.pid", recursive=True):
             stop_server(pidfile, under)
+        # An example's own -P file may have any name, and the example may
+        # fail before it reads it: the stand-in nbdkit noted where it is.
+        for note in glob.glob(under + "**/*.pidfile-path", recursive=True):
+            stop_server(open(note).read().strip(), under)
         return fifos_under(under)
 
     def close(self):
@@ -303,14 +307,18 @@ class World:
 
 
 # The nbdkit examples call: the built plugin for "largeblock", a pid file
-# for the cleanup, and a private socket where none is given.
+# for the cleanup (or a note of where the example's own -P file is), and
+# a private socket where none is given.
 NBDKIT_SHIM = r"""#!/bin/bash
-args=() own_sock=yes own_pid=yes named=
+args=() own_sock=yes own_pid=yes named= pidfile_next=
+note_pidfile () {{ realpath -m -- "$1" >"$TMPDIR/nbdkit.$$.pidfile-path"; }}
 for a in "$@"; do
+  [ -z "$pidfile_next" ] || {{ note_pidfile "$a"; pidfile_next=; }}
   case $a in
     -U|--unix|-p|--port|-s|--single|--socket-activation|--vsock|--unix=*|--port=*)
       own_sock= ;;
-    -P|--pidfile|--pidfile=*) own_pid= ;;
+    -P|--pidfile) own_pid= pidfile_next=1 ;;
+    --pidfile=*) own_pid=; note_pidfile "${{a#--pidfile=}}" ;;
   esac
   if [ -z "$named" ] && [ "$a" = largeblock ]; then a={plugin}; named=1; fi
   args+=("$a")
