@@ -3,8 +3,10 @@
 # Not part of make check: each test boots guests (TCG where KVM cannot
 # boot them) on the default guest kernel (>= 6.15, fetched once into
 # largeblock-vm's cache; the tests skip if it cannot be fetched), about
-# 3 minutes in all.  Its own log, test-suite-vm.log.
+# 3 to 4 minutes in all, the longest (the crash test in a guest) first.
+# Its own log, test-suite-vm.log.
 vm_tests = \
+	tests/test-vm-crash-in-guest.sh \
 	tests/test-vm-virtio-16k.sh \
 	tests/test-vm-nbd-16k.sh \
 	tests/test-vm-virtio-xfs.sh \
