@@ -71,6 +71,9 @@ harden check-vm test-suite-vm.log make -j"$ncpu" check-vm
 # Always: make check-crash, the full XFS power-cut table of largeblock-run
 # --crash-test (docs/crash-testing.md; its time is printed below).
 harden check-crash test-suite-crash.log make check-crash
+# Always: make check-deb builds the Debian packages from a clean copy and
+# checks them (debian/, docs/testing.md).
+harden check-deb test-suite-deb.log make check-deb
 
 # Only what needs reading: automake prints a PASS line per test and per
 # unit test point (about 1,650); failures, skips and the summary stay.

@@ -267,8 +267,9 @@ integration_tests += tests/test-run-tests-prints-failures-not-passes.sh
 # The Debian packaging (debian/): the library's symbols file follows its
 # version script (part of make check), and make check-deb builds the
 # packages from a clean copy and runs them from an extracted tree --
-# several minutes of compiling again, so not part of make check or CI
-# (docs/testing.md).  Its own log, test-suite-deb.log.
+# the whole build again, so not part of make check; scripts/run-tests.sh
+# (CI) runs it as a phase of its own (docs/testing.md).  Its own log,
+# test-suite-deb.log.
 integration_tests += tests/test-deb-symbols.sh
 deb_tests = tests/test-deb-packages.sh
 EXTRA_DIST += $(deb_tests) debian/changelog debian/control \
