@@ -47,7 +47,7 @@ valgrind_skipped_tests = $(run_process_tests) \
 	tests/test-run-docs-cover-every-option.sh \
 	tests/test-verify-docs-cover-every-option.sh \
 	tests/test-vm-docs-cover-every-option.sh \
-	tests/test-unit-lib-every-suite-runs.sh \
+	tests/test-unit-every-suite-runs.sh \
 	tests/test-spdx-every-source-file.sh \
 	tests/test-lib-headers-compile-alone.sh \
 	tests/test-verify-main-file-exports-only-main.sh \
