@@ -86,8 +86,8 @@ clean-valgrind-logs:
 # under TSan: the lib/ unit suites, stress-ramstore, and the
 # multi-connection, file-disk and power-cut stress tests ----
 concurrency_tests = $(unit_lib_tests) tests/stress-ramstore \
-	tests/test-stress-multiconn.py tests/test-stress-file.sh \
-	tests/test-power-cut-stress.py
+	tests/test-plugin-stress-multiconn.py tests/test-plugin-stress-file.sh \
+	tests/test-plugin-power-cut-stress.py
 check-concurrency:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(concurrency_tests)"
 .PHONY: check-concurrency

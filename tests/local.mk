@@ -128,37 +128,38 @@ tests_helpers_libgroup_signal_at_fork_la_LDFLAGS = -module -avoid-version \
 # The unit tests' wiring: every suite file is registered and has its test.
 integration_tests += tests/test-unit-every-suite-runs.sh
 
-# The plugin: parameters, data, alignment, extents, limits, file disks.
+# The plugin through nbdkit, test-plugin-*: parameters, data, alignment,
+# extents, limits, file disks.
 integration_tests += \
-	tests/test-docs-cover-every-parameter.sh \
+	tests/test-plugin-docs-cover-every-parameter.sh \
 	tests/test-docs-no-markup-in-verbatim.sh \
-	tests/test-docs-statsfile-example-is-real.sh \
-	tests/test-docs-tls-refusal-is-real.sh \
-	tests/test-docs-blockdev-output-is-real.sh \
-	tests/test-config-errors.sh \
-	tests/test-startup-7e.sh \
-	tests/test-block-sizes.py \
-	tests/test-data-roundtrip.py \
-	tests/test-trim-zero.py \
-	tests/test-align-misaligned-einval.py \
-	tests/test-extents.py \
-	tests/test-memory-limit.py \
-	tests/test-memory-limit-write-cache-rss.py \
-	tests/test-statsfile.py \
-	tests/test-power-cut.py \
-	tests/test-power-cut-stress.py \
-	tests/test-power-cut-fifo-cut-n-once.py \
-	tests/test-power-cut-fifo-rules.sh \
-	tests/test-request-limits.py \
-	tests/test-trim-gives-heap-back.py \
-	tests/test-stress-multiconn.py \
-	tests/test-qemu-io.sh \
-	tests/test-file-disk.py \
-	tests/test-file-disk-shrink-eio.py \
-	tests/test-file-disk-root.sh \
-	tests/test-file-lock-one-writer.sh \
-	tests/test-file-refuses-mounted-device-and-ro-fs.sh \
-	tests/test-stress-file.sh
+	tests/test-plugin-docs-statsfile-example-is-real.sh \
+	tests/test-plugin-docs-tls-refusal-is-real.sh \
+	tests/test-plugin-docs-blockdev-output-is-real.sh \
+	tests/test-plugin-config-errors.sh \
+	tests/test-plugin-startup-7e.sh \
+	tests/test-plugin-block-sizes.py \
+	tests/test-plugin-data-roundtrip.py \
+	tests/test-plugin-trim-zero.py \
+	tests/test-plugin-align-misaligned-einval.py \
+	tests/test-plugin-extents.py \
+	tests/test-plugin-memory-limit.py \
+	tests/test-plugin-memory-limit-write-cache-rss.py \
+	tests/test-plugin-statsfile.py \
+	tests/test-plugin-power-cut.py \
+	tests/test-plugin-power-cut-stress.py \
+	tests/test-plugin-power-cut-fifo-cut-n-once.py \
+	tests/test-plugin-power-cut-fifo-rules.sh \
+	tests/test-plugin-request-limits.py \
+	tests/test-plugin-trim-gives-heap-back.py \
+	tests/test-plugin-stress-multiconn.py \
+	tests/test-plugin-qemu-io.sh \
+	tests/test-plugin-file-disk.py \
+	tests/test-plugin-file-disk-shrink-eio.py \
+	tests/test-plugin-file-disk-root.sh \
+	tests/test-plugin-file-lock-one-writer.sh \
+	tests/test-plugin-file-refuses-mounted-device-and-ro-fs.sh \
+	tests/test-plugin-stress-file.sh
 
 # The bench's smoke tests drive fio and nbdcopy through every section
 # (and its report merge and teardown on a signal have tests of their own);
@@ -292,13 +293,14 @@ check-deb: all
 .PHONY: check-deb
 
 # Hardening (docs/testing.md): protocol abuse, least privilege, resource
-# exhaustion, the fuzzers' seeds and past crashes.
+# exhaustion (the plugin's, test-plugin-*), the fuzzers' seeds and past
+# crashes.
 integration_tests += \
-	tests/test-protocol-abuse.py \
-	tests/test-capabilities-dropped.sh \
-	tests/test-memory-limit-concurrent.py \
-	tests/test-memory-limit-same-folio-no-enospc.py \
-	tests/test-alloc-failure-enomem.py \
+	tests/test-plugin-protocol-abuse.py \
+	tests/test-plugin-capabilities-dropped.sh \
+	tests/test-plugin-memory-limit-concurrent.py \
+	tests/test-plugin-memory-limit-same-folio-no-enospc.py \
+	tests/test-plugin-alloc-failure-enomem.py \
 	tests/test-fuzz-corpus-replay.sh \
 	tests/test-fuzz-session-replay.sh
 
