@@ -6,6 +6,11 @@ private Unix socket (Server), talks to it with libnbd with the client's own
 strictness switched off (so the *server* has to refuse bad requests), and
 always stops the server it started -- and only that one -- on the way out.
 Exit status follows automake: 0 pass, 1 fail, 77 skip.
+
+Helper names are tests/functions.sh's words, the same as the shell
+tests': requires(program) skips unless it is installed, skip(reason);
+Server is the server a test keeps running (the shell's start_server);
+expect_THING fails unless it holds.
 """
 import errno
 import json
@@ -39,7 +44,7 @@ def skip(reason):
     sys.exit(77)
 
 
-def require(program):
+def requires(program):
     if shutil.which(program) is None:
         skip(program + " is not installed")
 
