@@ -5,7 +5,17 @@
 check_PROGRAMS += bench/copy-cost
 bench_copy_cost_SOURCES = bench/copy-cost.c
 bench_copy_cost_LDADD = lib/libdisk.la lib/libcore.la
-EXTRA_DIST += bench/largeblock-bench.py
+# The benchmark: bench/largeblock-bench.py runs the package bench/lbbench,
+# one module per section, and the report.
+EXTRA_DIST += bench/largeblock-bench.py \
+	bench/lbbench/__init__.py bench/lbbench/main.py bench/lbbench/run.py \
+	bench/lbbench/common.py bench/lbbench/teardown.py \
+	bench/lbbench/server.py bench/lbbench/fio.py \
+	bench/lbbench/matrix.py bench/lbbench/memory.py bench/lbbench/scale.py \
+	bench/lbbench/huge.py bench/lbbench/copy.py bench/lbbench/file.py \
+	bench/lbbench/trim.py bench/lbbench/limit.py bench/lbbench/kernel.py \
+	bench/lbbench/kernel_host.py bench/lbbench/kernel_vm.py \
+	bench/lbbench/report.py
 BENCH_ENV = \
 	LARGEBLOCK_PLUGIN='$(abs_top_builddir)/plugins/largeblock/.libs/nbdkit-largeblock-plugin.so' \
 	LARGEBLOCK_COPY_COST='$(abs_top_builddir)/bench/copy-cost' \

@@ -2,7 +2,8 @@
 # largeblock: helpers for the benchmark smoke tests (sourced after
 # functions.sh).  A quick pass of one section of bench/largeblock-bench.py
 # is run and its raw JSON checked for fields and sane numbers; no timing
-# is judged: the machine is shared and noisy.
+# is judged: the machine is shared and noisy.  Helper names: the words of
+# tests/functions.sh.
 
 requires fio
 

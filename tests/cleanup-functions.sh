@@ -4,7 +4,8 @@
 #
 # They act as the local user `nobody` against root's --cleanup: $shared
 # is a TMPDIR like /tmp (mode 1777) inside the test's own directory,
-# which becomes traversable (0711) for that.
+# which becomes traversable (0711) for that.  Helper names: the words of
+# tests/functions.sh.
 
 requires setpriv
 id nobody >/dev/null 2>&1 || skip "there is no user nobody"

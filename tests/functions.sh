@@ -5,6 +5,19 @@
 # set by Makefile.am.  Every test that starts something registers its
 # cleanup with cleanup_fn, which runs on any exit, including failures and
 # signals; servers are stopped by the PID we started, never by name.
+#
+# The helpers' words, the same in the shell helpers and tests/lbtest.py:
+#   requires PROGRAM    skip (exit 77) unless PROGRAM is installed;
+#                       requires_THING skips unless THING is available
+#   skip REASON, fail MESSAGE
+#   lb_PROGRAM ARGS...  run one of ours to its end, setting $rc:
+#                       lb_run (largeblock-run), lb_vm (largeblock-vm),
+#                       lb_verify (largeblock-verify); lb_run_bg starts
+#                       it in the background, lb_run_wait waits for it
+#   start_THING / stop_THING   a server or process a test keeps running;
+#                       Python's is lbtest.Server
+#   expect_THING / check_THING / assert_THING   fail unless it holds
+# Names starting with _ are internal.
 
 set -u
 

@@ -56,7 +56,7 @@ valgrind_skipped_tests = $(run_process_tests) \
 	tests/test-run-docs-cover-every-option.sh \
 	tests/test-verify-docs-cover-every-option.sh \
 	tests/test-vm-docs-cover-every-option.sh \
-	tests/test-unit-lib-every-suite-runs.sh \
+	tests/test-unit-every-suite-runs.sh \
 	tests/test-spdx-every-source-file.sh \
 	tests/test-lib-headers-compile-alone.sh \
 	tests/test-verify-main-file-exports-only-main.sh \
@@ -95,8 +95,8 @@ clean-valgrind-logs:
 # under TSan: the lib/ unit suites, stress-ramstore, and the
 # multi-connection, file-disk and power-cut stress tests ----
 concurrency_tests = $(unit_lib_tests) tests/stress-ramstore \
-	tests/test-stress-multiconn.py tests/test-stress-file.sh \
-	tests/test-power-cut-stress.py
+	tests/test-plugin-stress-multiconn.py tests/test-plugin-stress-file.sh \
+	tests/test-plugin-power-cut-stress.py
 check-concurrency:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(concurrency_tests)"
 .PHONY: check-concurrency

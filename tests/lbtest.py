@@ -6,6 +6,11 @@ private Unix socket (Server), talks to it with libnbd with the client's own
 strictness switched off (so the *server* has to refuse bad requests), and
 always stops the server it started -- and only that one -- on the way out.
 Exit status follows automake: 0 pass, 1 fail, 77 skip.
+
+Helper names are tests/functions.sh's words, the same as the shell
+tests': requires(program) skips unless it is installed, skip(reason);
+Server is the server a test keeps running (the shell's start_server);
+expect_THING fails unless it holds.
 """
 import errno
 import json
@@ -39,16 +44,27 @@ def skip(reason):
     sys.exit(77)
 
 
-def require(program):
+def requires(program):
     if shutil.which(program) is None:
         skip(program + " is not installed")
 
 
 class Server:
-    """nbdkit + largeblock in the foreground; a context manager."""
+    """nbdkit + largeblock in the foreground; a context manager.
 
-    def __init__(self, *params, start_timeout=30, env=None):
-        self.dir = tempfile.mkdtemp(prefix="lbtest.")
+    PARAMS are the plugin's key=value parameters.  For the bench
+    (bench/lbbench/server.py), which serves other plugins too and times
+    the start: PLUGIN (default the built largeblock), PARENT (the
+    directory for the server's own, default $TMPDIR), PREEXEC_FN (for
+    Popen); startup_s is the time from spawning nbdkit to its pid file;
+    a subclass can wrap _spawn.
+    """
+
+    poll_s = 0.01               # how often the start is checked
+
+    def __init__(self, *params, start_timeout=30, env=None, plugin=None,
+                 parent=None, preexec_fn=None):
+        self.dir = tempfile.mkdtemp(prefix="lbtest.", dir=parent)
         self.socket = os.path.join(self.dir, "sock")
         self.pidfile = os.path.join(self.dir, "pid")
         self.errlog = os.path.join(self.dir, "stderr")
@@ -56,12 +72,13 @@ class Server:
         self.handles = []
         verbose = ["-v"] if os.environ.get("LB_VERBOSE") else []
         cmd = [NBDKIT, "-f"] + verbose + [
-            "-U", self.socket, "-P", self.pidfile, PLUGIN] + self.params
+            "-U", self.socket, "-P", self.pidfile,
+            plugin or PLUGIN] + self.params
+        start = time.monotonic()
         with open(self.errlog, "w") as err:
-            self.proc = subprocess.Popen(cmd, stderr=err,
-                                         stdin=subprocess.DEVNULL,
-                                         env=dict(os.environ, **(env or {})))
-        deadline = time.monotonic() + start_timeout
+            self._spawn(cmd, err, dict(os.environ, **(env or {})),
+                        preexec_fn)
+        deadline = start + start_timeout
         while not os.path.exists(self.pidfile):
             if self.proc.poll() is not None:
                 self.stop()             # removes the log: use its copy
@@ -70,8 +87,15 @@ class Server:
             if time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError("nbdkit did not start")
-            time.sleep(0.01)
+            time.sleep(self.poll_s)
+        self.startup_s = time.monotonic() - start
         self.uri = "nbd+unix:///?socket=" + self.socket
+
+    def _spawn(self, cmd, err, env, preexec_fn):
+        """Starts nbdkit as self.proc."""
+        self.proc = subprocess.Popen(cmd, stderr=err,
+                                     stdin=subprocess.DEVNULL, env=env,
+                                     preexec_fn=preexec_fn)
 
     def __enter__(self):
         return self

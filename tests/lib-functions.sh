@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # largeblock: helpers for the installed library's tests (sourced after
-# functions.sh).
+# functions.sh).  Helper names: the words of tests/functions.sh.
 
 # pod_example POD: print the program in POD's EXAMPLE section (its
 # verbatim lines, one leading space removed; blank lines kept inside).

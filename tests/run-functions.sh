@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # largeblock: helpers for the largeblock-run tests (sourced after
 # functions.sh).  Skips only where root, /dev/fuse or loop devices are
-# really missing; asserts that a run left nothing behind.
+# really missing; asserts that a run left nothing behind.  Helper names:
+# the words of tests/functions.sh (lb_run runs largeblock-run).
 
 [ "$(id -u)" -eq 0 ] || skip "largeblock-run tests need root"
 [ -c /dev/fuse ] || skip "/dev/fuse is missing"
@@ -19,27 +20,27 @@ run_err="$tmpdir/run.err"
 # expect_msg TEXT: the last run's stderr contains TEXT.
 expect_msg () { grep -qF -- "$1" "$run_err" || fail "expected message: $1"; }
 
-# A command line put before largeblock-run by lbrun and signal_during,
+# A command line put before largeblock-run by lb_run and signal_during,
 # for a test that runs it in a namespace, say; it must exec its
 # arguments, so that largeblock-run keeps its pid.
-lbrun_prefix=()
+lb_run_prefix=()
 
-# lbrun ARGS...: run largeblock-run with a 120 s guard; stderr is kept
+# lb_run ARGS...: run largeblock-run with a 120 s guard; stderr is kept
 # in $run_err and echoed.  Sets $rc.
-lbrun () {
+lb_run () {
     rc=0
-    "${lbrun_prefix[@]}" timeout 120 "$LARGEBLOCK_RUN" "$@" 2>"$run_err" ||
+    "${lb_run_prefix[@]}" timeout 120 "$LARGEBLOCK_RUN" "$@" 2>"$run_err" ||
         rc=$?
     cat "$run_err" >&2
 }
 
 # signal_during SIG READY ARGS...: start largeblock-run ARGS..., wait
 # until the file READY exists (its COMMAND or a fake tool makes it), then
-# send it SIG.  stderr as lbrun; sets $rc.
+# send it SIG.  stderr as lb_run; sets $rc.
 signal_during () {
     local sig=$1 ready=$2; shift 2
     rm -f "$ready"
-    "${lbrun_prefix[@]}" "$LARGEBLOCK_RUN" "$@" 2>"$run_err" &
+    "${lb_run_prefix[@]}" "$LARGEBLOCK_RUN" "$@" 2>"$run_err" &
     local pid=$! i
     for (( i=0; i<3000; i++ )); do
         [ -e "$ready" ] && break

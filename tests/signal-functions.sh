@@ -2,12 +2,13 @@
 # largeblock: helpers for the largeblock-run signal tests (sourced after
 # functions.sh and run-functions.sh).
 #
-# A case starts largeblock-run in the background (lb_start), waits until
+# A case starts largeblock-run in the background (lb_run_bg), waits until
 # a slowed tool or the COMMAND says it is at the step (wait_ready), sends
 # the signal, and waits for the exit with a generous hang bound
-# (lb_wait).  check_case then asserts the status and that nothing is
+# (lb_run_wait).  check_case then asserts the status and that nothing is
 # left; a failing case is recorded, cleaned up after, and the test goes
 # on so that one run lists every case that fails (check_all at the end).
+# Helper names: the words of tests/functions.sh.
 
 # Hang detector only: a correct run exits within a couple of seconds
 # (under valgrind, within LARGEBLOCK_STOP_TIMEOUT of each server stop).
@@ -43,15 +44,15 @@ use_slow_tools () {
 # $tmpdir/cmd.pid, are what the emergency cleanup kills.
 lb_pid=
 
-# lb_start ARGS...: start largeblock-run ARGS... in the background with
-# stderr in $run_err (or $LB_STDERR); sets lb_pid.  LB_START_PREFIX (an
+# lb_run_bg ARGS...: start largeblock-run ARGS... in the background with
+# stderr in $run_err (or $LB_STDERR); sets lb_pid.  LB_RUN_BG_PREFIX (an
 # array) goes before it, e.g. setsid; it must exec, keeping the pid.
-LB_START_PREFIX=()
+LB_RUN_BG_PREFIX=()
 LB_STDERR=
-lb_start () {
+lb_run_bg () {
     local i
     rm -f "$tmpdir/cmd.pid"
-    "${LB_START_PREFIX[@]}" "$LARGEBLOCK_RUN" "$@" \
+    "${LB_RUN_BG_PREFIX[@]}" "$LARGEBLOCK_RUN" "$@" \
         2>"${LB_STDERR:-$run_err}" &
     lb_pid=$!
     # Until the background job has become largeblock-run, it is a copy
@@ -102,10 +103,10 @@ _exited () {
     [ "$state" = Z ]
 }
 
-# lb_wait: wait for largeblock-run to exit, at most $HANG_BOUND_S s from
+# lb_run_wait: wait for largeblock-run to exit, at most $HANG_BOUND_S s from
 # now.  Sets rc and elapsed_ms; on a hang it SIGKILLs it and sets
 # rc=hang.  Echoes its stderr.
-lb_wait () {
+lb_run_wait () {
     local start now
     start=$(date +%s%N)
     while ! _exited "$lb_pid"; do
@@ -180,7 +181,7 @@ cleanup_fn kill_leftovers
 # case_never_reached NAME WHAT: the case's largeblock-run ended (or
 # hung) before it reached WHAT: a failed case, cleaned up after.
 case_never_reached () {
-    lb_wait
+    lb_run_wait
     failures+=("$1: never reached $2 (status $rc)")
     nr_cases=$((nr_cases + 1))
     echo "CASE FAILED: $1: never reached $2" >&2

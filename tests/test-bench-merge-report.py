@@ -6,17 +6,14 @@ is kept, word for word and in its place, and says which run it comes
 from.  This holds when the partial run measured the throughput matrix
 (the report's Targets and Throughput) too, which once rewrote the whole
 report down to those two sections.  No benchmark is run: the bench's own
-merge_report() is called on fixture reports."""
-import importlib.util
+merge_report() (bench/lbbench/report.py) is called on fixture reports."""
 import os
 import sys
 
 SRCDIR = os.environ.get("abs_top_srcdir",
                         os.path.join(os.path.dirname(__file__), ".."))
-spec = importlib.util.spec_from_file_location(
-    "largeblock_bench", os.path.join(SRCDIR, "bench", "largeblock-bench.py"))
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+sys.path.insert(0, os.path.join(SRCDIR, "bench"))
+from lbbench import report as bench  # noqa: E402  (after the path above)
 
 
 def report(command, machine, sections):

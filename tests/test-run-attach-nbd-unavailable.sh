@@ -34,7 +34,7 @@ expect_refusal () {
     assert_nothing_left
 }
 
-lbrun --attach=nbd size=64M -- true
+lb_run --attach=nbd size=64M -- true
 expect_refusal size=64M
 if [ ! -e /sys/module/nbd ] && ! command -v modprobe >/dev/null; then
     grep -qxF "largeblock-run: --attach=nbd: the kernel nbd module is not loaded (no /sys/module/nbd) and there is no modprobe to load it; use --attach=loop" \
@@ -43,12 +43,12 @@ fi
 reason=$(sed 's/^largeblock-run: --attach=nbd: \(.*\); use --attach=loop$/\1/' \
          "$run_err")
 
-lbrun --attach=nbd --mkfs=xfs --mount blksize=16k logical-blksize=16k \
+lb_run --attach=nbd --mkfs=xfs --mount blksize=16k logical-blksize=16k \
       size=64M -- true
 expect_refusal logical-blksize=16k
 
 # auto: loop, and --verbose says why not nbd.
-lbrun --verbose --mkfs=ext4 --mount blksize=16k logical-blksize=4k size=256M \
+lb_run --verbose --mkfs=ext4 --mount blksize=16k logical-blksize=4k size=256M \
       -- sh -c 'case $LARGEBLOCK_DEV in /dev/loop*) ;; *) exit 10;; esac
                 [ "$(blockdev --getss "$LARGEBLOCK_DEV")" = 4096 ] || exit 11
                 bash "$abs_top_srcdir/tests/write-remount-verify.sh" &&

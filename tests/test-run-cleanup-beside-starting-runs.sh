@@ -22,7 +22,7 @@ cleanup_log="$tmpdir/cleanup.log"
 
 # ---- a directory that has no journal yet ----
 look=$(mktemp -d "$tmpdir/largeblock-run.XXXXXX")
-lbrun --cleanup --verbose
+lb_run --cleanup --verbose
 [ -d "$look" ] || fail "--cleanup removed a directory with no journal (a run starting)"
 [ "$rc" = 0 ] || fail "--cleanup exited $rc"
 rmdir "$look"

@@ -15,13 +15,13 @@ warning="the power cut found the write cache empty"
 crash=(--crash-test --mkfs=xfs --mount size=512M blksize=16k
        logical-blksize=4k write-cache=volatile power-cut-seed=7)
 
-lbrun "${crash[@]}" -- sh -c 'echo data >"$LARGEBLOCK_MNT/f"; sync'
+lb_run "${crash[@]}" -- sh -c 'echo data >"$LARGEBLOCK_MNT/f"; sync'
 [ "$rc" -eq 0 ] || fail "a synced workload: status $rc"
 [ "$(grep -cF "$warning" "$run_err")" -eq 1 ] ||
     fail "an empty cache at the cut was not warned about, once"
 assert_nothing_left
 
-lbrun "${crash[@]}" -- sh -c 'sync; dd if=/dev/urandom bs=64k count=8 \
+lb_run "${crash[@]}" -- sh -c 'sync; dd if=/dev/urandom bs=64k count=8 \
     oflag=direct of="$LARGEBLOCK_MNT/f" status=none'
 [ "$rc" -eq 0 ] || fail "an unflushed workload: status $rc"
 ! grep -qF "$warning" "$run_err" ||

@@ -16,7 +16,7 @@ requires mkfs.ext4
 msg=$("$NBDKIT" -f -U "$tmpdir/x.sock" "$LARGEBLOCK_PLUGIN" blksize=3k \
       size=1M 2>&1 | grep -o 'largeblock: .*' | head -1)
 [ -n "$msg" ] || fail "nbdkit gave no message for blksize=3k"
-lbrun --mkfs=xfs blksize=3k size=1M -- true
+lb_run --mkfs=xfs blksize=3k size=1M -- true
 [ "$rc" -ne 0 ] || fail "invalid parameter accepted"
 expect_msg "$msg"
 assert_nothing_left
@@ -34,14 +34,14 @@ else
     echo "capsh not installed: capability check not tested"
 fi
 
-lbrun --attach=floppy size=64M -- true
+lb_run --attach=floppy size=64M -- true
 [ "$rc" -eq 1 ] || fail "unknown --attach accepted"
 expect_msg "largeblock-run: --attach=floppy: must be auto, nbd or loop"
 assert_nothing_left
 
 # A stop timeout that is not whole seconds 1..3600: one line, nothing starts.
 for bad in 0 abc 5s 3601; do
-    LARGEBLOCK_STOP_TIMEOUT=$bad lbrun size=64M -- true
+    LARGEBLOCK_STOP_TIMEOUT=$bad lb_run size=64M -- true
     [ "$rc" -eq 1 ] || fail "LARGEBLOCK_STOP_TIMEOUT=$bad: status $rc"
     [ "$(wc -l <"$run_err")" -eq 1 ] ||
         fail "LARGEBLOCK_STOP_TIMEOUT=$bad: expected one line"
@@ -49,20 +49,20 @@ for bad in 0 abc 5s 3601; do
     assert_nothing_left
 done
 
-lbrun --mkfs=zfs size=64M -- true
+lb_run --mkfs=zfs size=64M -- true
 [ "$rc" -ne 0 ] || fail "unknown filesystem accepted"
 expect_msg "unknown filesystem"
 assert_nothing_left
 
 # A sector size mkfs.xfs does not take: one line, before anything starts
 # (not mkfs.xfs's usage text).
-lbrun --mkfs=xfs --mount blksize=64k logical-blksize=64k size=512M -- true
+lb_run --mkfs=xfs --mount blksize=64k logical-blksize=64k size=512M -- true
 [ "$rc" -eq 1 ] || fail "64k XFS sectors: expected status 1, got $rc"
 [ "$(wc -l <"$run_err")" -eq 1 ] || fail "64k XFS sectors: expected one line"
 expect_msg "largeblock-run: --mkfs=xfs: logical-blksize=65536 is above XFS's largest sector size (32768)"
 assert_nothing_left
 
-lbrun --mkfs=xfs --mkfs-options=--no-such-option --mount size=64M -- true
+lb_run --mkfs=xfs --mkfs-options=--no-such-option --mount size=64M -- true
 [ "$rc" -ne 0 ] || fail "failing mkfs gave status 0"
 expect_msg "mkfs.xfs failed"
 assert_nothing_left
@@ -70,19 +70,19 @@ assert_nothing_left
 # ext4 on 4k logical / 16k physical; a failing COMMAND's status comes back.
 # (A loop device reports physical = logical whatever the file's server
 # prefers, so only the exported variable carries the 16k.)
-lbrun --mkfs=ext4 --mount blksize=16k logical-blksize=4k size=256M \
+lb_run --mkfs=ext4 --mount blksize=16k logical-blksize=4k size=256M \
       -- sh -c '[ "$(blockdev --getss "$LARGEBLOCK_DEV")" = 4096 ] &&
                 [ "$LARGEBLOCK_PHYSICAL_BLKSIZE" = 16384 ] &&
                 echo hi >"$LARGEBLOCK_MNT/f" && sync && exit 3'
 [ "$rc" -eq 3 ] || fail "ext4 4k/16k: expected status 3, got $rc"
 assert_nothing_left
 
-lbrun size=64M -- sh -c 'kill -KILL $$'
+lb_run size=64M -- sh -c 'kill -KILL $$'
 [ "$rc" -eq 137 ] || fail "killed COMMAND: expected 137, got $rc"
 assert_nothing_left
 
 # --disks=2: two distinct devices.
-lbrun --disks=2 blksize=16k logical-blksize=16k size=64M \
+lb_run --disks=2 blksize=16k logical-blksize=16k size=64M \
       -- sh -c '[ -b "$LARGEBLOCK_DEV" ] && [ -b "$LARGEBLOCK_DEV1" ] &&
                 [ "$LARGEBLOCK_DEV" != "$LARGEBLOCK_DEV1" ]'
 [ "$rc" -eq 0 ] || fail "--disks=2: status $rc"

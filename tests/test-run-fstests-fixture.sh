@@ -39,7 +39,7 @@ EOS
 chmod +x "$fst/check"
 
 cd "$fst"
-lbrun --fstests --mkfs=xfs blksize=16k logical-blksize=16k size=512M \
+lb_run --fstests --mkfs=xfs blksize=16k logical-blksize=16k size=512M \
     -- ./check -g quick
 [ "$rc" -eq 3 ] || fail "expected the command's status 3, got $rc"
 cat seen
@@ -71,13 +71,13 @@ done
 assert_nothing_left
 
 # Bad uses: one line naming what is wrong, nothing started.
-lbrun --fstests size=512M -- ./check
+lb_run --fstests size=512M -- ./check
 [ "$rc" -eq 1 ] || fail "--fstests without --mkfs: status $rc"
 expect_msg "--fstests needs --mkfs"
-lbrun --fstests --mkfs=xfs --disks=3 size=512M -- ./check
+lb_run --fstests --mkfs=xfs --disks=3 size=512M -- ./check
 [ "$rc" -eq 1 ] || fail "--fstests --disks=3: status $rc"
 expect_msg "--disks=3: --fstests uses exactly 2 disks"
-lbrun --fstests --mkfs=xfs size=512M
+lb_run --fstests --mkfs=xfs size=512M
 [ "$rc" -eq 1 ] || fail "--fstests without COMMAND: status $rc"
 expect_msg "--fstests needs a COMMAND"
 assert_nothing_left

@@ -34,12 +34,12 @@ group_signal_case () {
         SLOW_READY=$flag SLOW_SECONDS=0
     # setsid: largeblock-run leads a group of its own, so the signal
     # reaches no process of this test.  env: only it loads the shim.
-    LB_START_PREFIX=(setsid env "LD_PRELOAD=$preload"
+    LB_RUN_BG_PREFIX=(setsid env "LD_PRELOAD=$preload"
                      "LB_GROUP_SIGNAL_FLAG=$flag"
                      "LB_GROUP_SIGNAL=$(sig_number "$sig")")
-    lb_start --verbose "${DISK[@]}" -- true
-    LB_START_PREFIX=()
-    lb_wait
+    lb_run_bg --verbose "${DISK[@]}" -- true
+    LB_RUN_BG_PREFIX=()
+    lb_run_wait
     unset SLOW_TOOL SLOW_WHEN SLOW_ARG SLOW_READY SLOW_SECONDS
     grep -qF "largeblock-run: running mkfs.xfs" "$run_err" ||
         case_extra="mkfs.xfs never started"

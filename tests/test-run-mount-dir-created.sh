@@ -14,7 +14,7 @@ requires mountpoint
 geometry=(--mkfs=xfs blksize=16k logical-blksize=16k size=512M)
 
 new="$tmpdir/new"
-lbrun --disks=2 --mount="$new" "${geometry[@]}" -- sh -c \
+lb_run --disks=2 --mount="$new" "${geometry[@]}" -- sh -c \
     'mountpoint -q "$LARGEBLOCK_MNT" && mountpoint -q "$LARGEBLOCK_MNT1" &&
      [ "$LARGEBLOCK_MNT1" = "$1/1" ]' sh "$new"
 [ "$rc" -eq 0 ] || fail "--disks=2 --mount=DIR with DIR missing: status $rc"
@@ -23,7 +23,7 @@ assert_nothing_left
 
 old="$tmpdir/old"
 mkdir "$old"
-lbrun --disks=2 --mount="$old" "${geometry[@]}" -- true
+lb_run --disks=2 --mount="$old" "${geometry[@]}" -- true
 [ "$rc" -eq 0 ] || fail "--disks=2 --mount=DIR with DIR there: status $rc"
 [ -d "$old" ] || fail "$old existed before the run, which removed it"
 [ -z "$(ls -A "$old")" ] || fail "the run left $(ls -A "$old") in $old"
@@ -31,15 +31,15 @@ assert_nothing_left
 
 # SIGKILL, then --cleanup: the journal names DIR as made by the run.
 rm -f "$tmpdir/ready"
-lb_start --disks=2 --mount="$new" "${geometry[@]}" -- "${READY_CMD[@]}"
-wait_ready "$tmpdir/ready" || { lb_wait; fail "COMMAND never started"; }
+lb_run_bg --disks=2 --mount="$new" "${geometry[@]}" -- "${READY_CMD[@]}"
+wait_ready "$tmpdir/ready" || { lb_run_wait; fail "COMMAND never started"; }
 kill -KILL "$lb_pid"
-lb_wait
+lb_run_wait
 cmd_pid=$(our_command_pid) || fail "no COMMAND pid"
 kill -KILL "$cmd_pid"
 while kill -0 "$cmd_pid" 2>/dev/null; do sleep 0.05; done
 mountpoint -q "$new/1" || fail "the SIGKILLed run left no mount: nothing to prove"
-lbrun --cleanup --verbose
+lb_run --cleanup --verbose
 [ "$rc" -eq 0 ] || fail "--cleanup: status $rc"
 [ ! -e "$new" ] || fail "--cleanup left $new: $(ls -A "$new")"
 assert_nothing_left

@@ -105,14 +105,14 @@ assert_disconnected () {
 reset_fake
 "${fake_ns[@]}" sh -c '[ -d /sys/module/nbd ] && [ -e /dev/nbd3 ]' ||
     skip "cannot fake nbd devices in a private mount namespace"
-lbrun_prefix=("${fake_ns[@]}")
+lb_run_prefix=("${fake_ns[@]}")
 
 # nbd0 is someone else's: /dev/nbd1 is used, with -b the logical block
 # size, on the server's socket; max-request caps the kernel's requests;
 # COMMAND's status comes back; teardown disconnects nbd1 only.
 reset_fake
 echo 4242 >"$fake/block/nbd0/pid"
-lbrun --attach=nbd blksize=16k logical-blksize=4k max-request=1M size=64M \
+lb_run --attach=nbd blksize=16k logical-blksize=4k max-request=1M size=64M \
     -- sh -c 'echo "$LARGEBLOCK_DEV $LARGEBLOCK_SOCKET" >"$TMPDIR/seen"
               [ "$(cat /sys/block/nbd1/queue/max_sectors_kb)" = 1024 ] &&
               exit 7'
@@ -129,7 +129,7 @@ assert_nothing_left
 # 16k logical blocks go to nbd-client unchanged (it accepts any multiple
 # of 512; the kernel decides); --attach=auto picks nbd and says so.
 reset_fake
-lbrun --verbose blksize=16k logical-blksize=16k size=64M \
+lb_run --verbose blksize=16k logical-blksize=16k size=64M \
     -- sh -c '[ "$(cat /sys/block/nbd0/queue/logical_block_size)" = 16384 ]'
 [ "$rc" -eq 0 ] || fail "16k logical: status $rc"
 expect_msg "--attach=auto: using the kernel nbd driver"
@@ -142,7 +142,7 @@ assert_nothing_left
 # used, and nbd1 is not ours to disconnect.
 reset_fake
 echo 4242 >"$fake/block/nbd0/pid"
-STUB_MODE=taken:/dev/nbd1 lbrun --attach=nbd size=64M \
+STUB_MODE=taken:/dev/nbd1 lb_run --attach=nbd size=64M \
     -- sh -c '[ "$LARGEBLOCK_DEV" = /dev/nbd2 ]'
 [ "$rc" -eq 0 ] || fail "after losing nbd1: status $rc"
 expect_log "nbd-client -d /dev/nbd2"
@@ -154,7 +154,7 @@ assert_nothing_left
 # nbd0 is open elsewhere, which the kernel refuses without a trace in
 # sysfs: nbd1 is used.
 reset_fake
-STUB_MODE=open:/dev/nbd0 lbrun --attach=nbd size=64M \
+STUB_MODE=open:/dev/nbd0 lb_run --attach=nbd size=64M \
     -- sh -c '[ "$LARGEBLOCK_DEV" = /dev/nbd1 ]'
 [ "$rc" -eq 0 ] || fail "after nbd0 was refused: status $rc"
 [ -s "$run_err" ] && fail "a refusal that was retried was reported"
@@ -165,7 +165,7 @@ assert_nothing_left
 
 # --disks=2: two devices, disconnected in reverse order.
 reset_fake
-lbrun --attach=nbd --disks=2 size=64M \
+lb_run --attach=nbd --disks=2 size=64M \
     -- sh -c '[ "$LARGEBLOCK_DEV" = /dev/nbd0 ] &&
               [ "$LARGEBLOCK_DEV1" = /dev/nbd1 ]'
 [ "$rc" -eq 0 ] || fail "--disks=2: status $rc"
@@ -178,7 +178,7 @@ assert_nothing_left
 # The kernel refuses every device: after a second device, nbd-client's
 # message and ours; the server stopped.
 reset_fake
-STUB_MODE=refused lbrun --attach=nbd size=64M -- true
+STUB_MODE=refused lb_run --attach=nbd size=64M -- true
 [ "$rc" -eq 1 ] || fail "refused connection: status $rc"
 expect_msg "Error: Failed to setup device, check dmesg"
 expect_msg "largeblock-run: --attach=nbd: nbd-client failed with exit status 1 connecting /dev/nbd1 with -b 512"
@@ -190,7 +190,7 @@ assert_nothing_left
 # Refused with a logical block above the page size: the kernel is
 # blamed (it takes such blocks from Linux 6.15 on) only if it is older.
 reset_fake
-STUB_MODE=refused lbrun --attach=nbd blksize=16k logical-blksize=16k \
+STUB_MODE=refused lb_run --attach=nbd blksize=16k logical-blksize=16k \
     size=64M -- true
 [ "$rc" -eq 1 ] || fail "refused 16k connection: status $rc"
 expect_msg "largeblock-run: --attach=nbd: nbd-client failed with exit status 1 connecting /dev/nbd1 with -b 16384"
@@ -210,7 +210,7 @@ assert_nothing_left
 fails_and_disconnects () {
     local mode=$1 msg=$2; shift 2
     reset_fake
-    STUB_MODE=$mode lbrun --attach=nbd "$@" size=64M -- true
+    STUB_MODE=$mode lb_run --attach=nbd "$@" size=64M -- true
     [ "$rc" -eq 1 ] || fail "$mode: expected status 1, got $rc"
     expect_msg "$msg"
     expect_log "nbd-client -d /dev/nbd0"
@@ -227,7 +227,7 @@ fails_and_disconnects wrong-bs \
 # Every device connected: says so, starts nothing it leaves behind.
 reset_fake
 for n in 0 1 2 3; do echo 4242 >"$fake/block/nbd$n/pid"; done
-lbrun --attach=nbd size=64M -- true
+lb_run --attach=nbd size=64M -- true
 [ "$rc" -eq 1 ] || fail "no free device: status $rc"
 expect_msg "largeblock-run: --attach=nbd: no free nbd device; every /dev/nbdN is connected"
 refute_log "nbd-client"
@@ -244,7 +244,7 @@ assert_nothing_left
 
 # Module not loaded: modprobe nbd is tried; if it loads, nbd is used.
 reset_fake unloaded
-STUB_MODPROBE=loads lbrun --attach=nbd size=64M -- true
+STUB_MODPROBE=loads lb_run --attach=nbd size=64M -- true
 [ "$rc" -eq 0 ] || fail "after modprobe: status $rc"
 expect_log "modprobe nbd"
 expect_log "nbd-client -d /dev/nbd0"
@@ -253,13 +253,13 @@ assert_nothing_left
 # ... if it does not: --attach=nbd is refused in one line before anything
 # starts, and --attach=auto says why it uses loop.
 reset_fake unloaded
-lbrun --attach=nbd size=64M -- true
+lb_run --attach=nbd size=64M -- true
 [ "$rc" -eq 1 ] || fail "nbd without the module: status $rc"
 [ "$(wc -l <"$run_err")" -eq 1 ] || fail "expected a one-line message"
 expect_msg "largeblock-run: --attach=nbd: the kernel nbd module is not loaded and modprobe nbd did not load it; use --attach=loop"
 refute_log "nbd-client"
 assert_nothing_left
-lbrun --verbose size=64M -- sh -c 'case $LARGEBLOCK_DEV in /dev/loop*) ;; *) exit 9;; esac'
+lb_run --verbose size=64M -- sh -c 'case $LARGEBLOCK_DEV in /dev/loop*) ;; *) exit 9;; esac'
 [ "$rc" -eq 0 ] || fail "auto without the module: status $rc"
 expect_msg "--attach=auto: using loop: the kernel nbd module is not loaded and modprobe nbd did not load it"
 refute_log "nbd-client"
@@ -267,7 +267,7 @@ assert_nothing_left
 
 # A max-request below the page size cannot be imposed on the kernel.
 reset_fake
-lbrun --attach=nbd blksize=2k logical-blksize=512 max-request=2k size=64M -- true
+lb_run --attach=nbd blksize=2k logical-blksize=512 max-request=2k size=64M -- true
 [ "$rc" -eq 1 ] || fail "max-request 2k: status $rc"
 expect_msg "largeblock-run: --attach=nbd: max-request 2048 is below the page size"
 refute_log "nbd-client"
@@ -295,8 +295,8 @@ sigkill_then_cleanup () {
     kill -KILL "$cmd"
     connected nbd0 || fail "the SIGKILLed run left nbd0 unconnected: nothing to prove"
     [ "${1-}" = reconnected ] && echo 4242 >"$fake/block/nbd0/pid"
-    lbrun_prefix=("${fake_ns[@]}")
-    lbrun --cleanup --verbose
+    lb_run_prefix=("${fake_ns[@]}")
+    lb_run --cleanup --verbose
     [ "$rc" -eq 0 ] || fail "--cleanup after SIGKILL: status $rc"
 }
 sigkill_then_cleanup

@@ -30,7 +30,7 @@ bash "$abs_top_srcdir/tests/write-remount-verify.sh"
 exit 42
 SCRIPT
 
-lbrun --attach=nbd --mkfs=xfs --fs-blksize=4096 --mount \
+lb_run --attach=nbd --mkfs=xfs --fs-blksize=4096 --mount \
       blksize=16k logical-blksize=4k size=1G -- bash "$tmpdir/check.sh"
 [ "$rc" -eq 42 ] || fail "XFS on 4k nbd: expected status 42, got $rc"
 assert_nothing_left
@@ -39,7 +39,7 @@ assert_nothing_left
 # Linux 6.15 on; nbd-client passes -b through.
 IFS=. read -r major minor _ <<<"$(uname -r)"
 if (( major > 6 || (major == 6 && minor >= 15) )); then
-    lbrun --attach=nbd --mkfs=xfs --mount blksize=16k logical-blksize=16k \
+    lb_run --attach=nbd --mkfs=xfs --mount blksize=16k logical-blksize=16k \
           size=1G -- bash "$tmpdir/check.sh"
     [ "$rc" -eq 42 ] || fail "XFS on 16k nbd: expected status 42, got $rc"
     assert_nothing_left

@@ -17,20 +17,20 @@ out="$tmpdir/out"
 # summary it prints when set up.
 start_no_command () {
     : >"$out"
-    lb_start "$@" >"$out"
+    lb_run_bg "$@" >"$out"
     local i
     for (( i=0; i<3000; i++ )); do
         grep -q "press Ctrl-C" "$run_err" && return 0
         _exited "$lb_pid" && break
         sleep 0.01
     done
-    lb_wait
+    lb_run_wait
     fail "largeblock-run never said it was ready (status $rc)"
 }
 
 start_no_command --disks=2 "${DISK[@]}"
 kill -INT "$lb_pid"
-lb_wait
+lb_run_wait
 cat "$out"
 [ "$rc" -eq 0 ] || fail "the Ctrl-C it asks for: status $rc, not 0"
 grep -qE '^/dev/loop[0-9]+ /.*/mnt1$' "$out" || fail "no 'DEV MNT' line for disk 1"
@@ -41,13 +41,13 @@ assert_nothing_left
 
 start_no_command size=64M
 kill -TERM "$lb_pid"
-lb_wait
+lb_run_wait
 [ "$rc" -eq 143 ] || fail "SIGTERM: status $rc, not 143"
 grep -qE '^/dev/loop[0-9]+$' "$out" ||
     fail "no 'DEV' line for a disk without a mount: $(cat "$out")"
 assert_nothing_left
 
-lbrun --cleanup --verbose
+lb_run --cleanup --verbose
 [ "$rc" -eq 0 ] || fail "--cleanup with nothing to do: status $rc"
 expect_msg "largeblock-run: --cleanup: no dead runs found in $tmpdir"
 echo "PASS: no-command mode: DEV MNT lines, labelled ones, Ctrl-C gives 0, SIGTERM 143"

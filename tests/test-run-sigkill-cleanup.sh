@@ -24,10 +24,10 @@ lb_cleanup () {
 
 # ---- a SIGKILLed run ----
 rm -f "$tmpdir/ready"
-lb_start "${DISK[@]}" -- "${READY_CMD[@]}"
-wait_ready "$tmpdir/ready" || { lb_wait; fail "COMMAND never started"; }
+lb_run_bg "${DISK[@]}" -- "${READY_CMD[@]}"
+wait_ready "$tmpdir/ready" || { lb_run_wait; fail "COMMAND never started"; }
 kill -KILL "$lb_pid"
-lb_wait
+lb_run_wait
 [ "$rc" = 137 ] || fail "SIGKILLed largeblock-run: status $rc"
 
 # Prove there is something to clean.
@@ -58,7 +58,7 @@ fi
 nr_cases=$((nr_cases + 1))
 
 # The next normal run works.
-lbrun "${DISK[@]}" -- true
+lb_run "${DISK[@]}" -- true
 rc_next=$rc
 [ "$rc_next" -eq 0 ] || failures+=("next run after --cleanup: status $rc_next")
 assert_nothing_left
@@ -69,12 +69,12 @@ nr_cases=$((nr_cases + 1))
 # and loop device) and mounted; the power-cut FIFO and the statsfile are
 # in the private directory.  --cleanup removes all of it.
 rm -f "$tmpdir/ready"
-lb_start --crash-test \
+lb_run_bg --crash-test \
     --check='echo $$ >"$TMPDIR/cmd.pid"; touch "$TMPDIR/ready"; exec sleep 60' \
     "${DISK[@]}" write-cache=volatile -- true
-wait_ready "$tmpdir/ready" || { lb_wait; fail "--check never started"; }
+wait_ready "$tmpdir/ready" || { lb_run_wait; fail "--check never started"; }
 kill -KILL "$lb_pid"
-lb_wait
+lb_run_wait
 left=$(leftovers)
 echo "left by the SIGKILLed crash test:"; echo "$left"
 grep -q "^mount: /dev/loop" <<<"$left" ||
@@ -95,10 +95,10 @@ nr_cases=$((nr_cases + 1))
 
 # ---- a live run is left alone ----
 rm -f "$tmpdir/ready" "$tmpdir/finish"
-lb_start "${DISK[@]}" -- sh -c 'echo "$LARGEBLOCK_MNT" >"$TMPDIR/mnt"
+lb_run_bg "${DISK[@]}" -- sh -c 'echo "$LARGEBLOCK_MNT" >"$TMPDIR/mnt"
     touch "$TMPDIR/ready"
     while [ ! -e "$TMPDIR/finish" ]; do sleep 0.1; done'
-wait_ready "$tmpdir/ready" || { lb_wait; fail "live run: COMMAND never started"; }
+wait_ready "$tmpdir/ready" || { lb_run_wait; fail "live run: COMMAND never started"; }
 mnt=$(cat "$tmpdir/mnt")
 before=$(leftovers | sort)
 lb_cleanup
@@ -109,7 +109,7 @@ _exited "$lb_pid" && why="${why:+$why; }largeblock-run died"
 [ "$before" = "$after" ] ||
     why="${why:+$why; }what it holds changed: $(diff <(echo "$before") <(echo "$after") | tr '\n' ';')"
 touch "$tmpdir/finish"
-lb_wait
+lb_run_wait
 [ -z "$why" ] || case_extra="--cleanup touched a live run: $why"
 check_case "live run left alone by --cleanup, then ends normally" 0
 

@@ -19,7 +19,7 @@ requires setsid
 
 use_slow_tools
 slow_ready="$tmpdir/slow-ready"
-LB_START_PREFIX=(setsid)    # its own session and process group
+LB_RUN_BG_PREFIX=(setsid)    # its own session and process group
 
 # no_false_errors NAME: stderr has no message about a failed teardown.
 no_false_errors () {
@@ -35,9 +35,9 @@ no_false_errors () {
 ctrl_c_case () {
     local name=$1 ready=$2
     rm -f "$tmpdir/ready"
-    lb_start "${DISK[@]}" -- "${READY_CMD[@]}"
+    lb_run_bg "${DISK[@]}" -- "${READY_CMD[@]}"
     if ! wait_ready "$ready"; then
-        lb_wait
+        lb_run_wait
         failures+=("$name: never reached the step (status $rc)")
         nr_cases=$((nr_cases + 1))
         kill_leftovers
@@ -46,7 +46,7 @@ ctrl_c_case () {
     [ "$(ps -o pgid= -p "$lb_pid" | tr -d ' ')" = "$lb_pid" ] ||
         fail "setsid did not make largeblock-run a group leader"
     kill -INT -- "-$lb_pid"
-    lb_wait
+    lb_run_wait
     unset SLOW_TOOL SLOW_WHEN SLOW_ARG SLOW_READY
     no_false_errors "$name"
     check_case "$name" 130
@@ -82,10 +82,10 @@ eof_case () {
     { cat "$tmpdir/err.fifo" >"$run_err"; touch "$tmpdir/eof"; } &
     reader=$!
     LB_STDERR="$tmpdir/err.fifo"
-    lb_start "${DISK[@]}" -- "${READY_CMD[@]}"
+    lb_run_bg "${DISK[@]}" -- "${READY_CMD[@]}"
     LB_STDERR=
     if ! wait_ready "$ready"; then
-        lb_wait
+        lb_run_wait
         failures+=("$name: never reached the step (status $rc)")
         nr_cases=$((nr_cases + 1))
         kill_leftovers
@@ -107,7 +107,7 @@ eof_case () {
             case_extra="stderr not at EOF ${HANG_BOUND_S} s after the signal (largeblock-run itself still running); held by: $holders"
         fi
     fi
-    lb_wait
+    lb_run_wait
     unset SLOW_TOOL SLOW_WHEN SLOW_ARG SLOW_READY
     check_case "$name" $((128 + $(sig_number "$sig")))
     # The reader ends once every writer is gone (kill_leftovers ran if

@@ -41,7 +41,7 @@ wait_for_msg () {
 signal_in_teardown_case () {
     local sig=$1 name="SIG$1 during the busy umount after COMMAND exited 0"
     local busy
-    lb_start --verbose "${DISK[@]}" -- "${BUSY_CMD[@]}"
+    lb_run_bg --verbose "${DISK[@]}" -- "${BUSY_CMD[@]}"
     wait_for_msg "largeblock-run: unmounting " ||
         { case_never_reached "$name" "the umount"; return; }
     busy=$(our_command_pid) || fail "$name: the busy process wrote no pid"
@@ -51,7 +51,7 @@ signal_in_teardown_case () {
     _exited "$lb_pid" &&
         case_extra="largeblock-run ended while the mount was busy"
     kill "$busy"
-    lb_wait
+    lb_run_wait
     grep -qF "largeblock-run: caught signal $(sig_number "$sig") during teardown" \
         "$run_err" ||
         case_extra="${case_extra:+$case_extra; }no \"caught signal during teardown\" message"

@@ -31,10 +31,10 @@ for (( run=1; run<=runs; run++ )); do
     sig=${signals[RANDOM % 3]}
     delay_ms=$(( RANDOM % 1500 ))
     delay=$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))
-    lb_start "${DISK[@]}" -- sleep 0.3
+    lb_run_bg "${DISK[@]}" -- sleep 0.3
     sleep "$delay"
     _exited "$lb_pid" || kill "-$sig" "$lb_pid"
-    lb_wait
+    lb_run_wait
     name="run $run (SIG$sig after $delay s, seed $seed)"
     case $rc in
     0) completed=$((completed + 1)); check_case "$name" 0 ;;

@@ -85,9 +85,9 @@ for step in "${steps[@]}"; do
             ready=$slow_ready
         fi
         name="SIG$sig during $step"
-        lb_start "${DISK[@]}" -- "${READY_CMD[@]}"
+        lb_run_bg "${DISK[@]}" -- "${READY_CMD[@]}"
         if ! wait_ready "$ready"; then
-            lb_wait
+            lb_run_wait
             failures+=("$name: never reached the step (status $rc)")
             nr_cases=$((nr_cases + 1))
             echo "CASE FAILED: $name: never reached the step" >&2
@@ -95,7 +95,7 @@ for step in "${steps[@]}"; do
             continue
         fi
         kill "-$sig" "$lb_pid"
-        lb_wait
+        lb_run_wait
         no_slow
         check_case "$name" $((128 + $(sig_number "$sig")))
     done
@@ -137,9 +137,9 @@ for step in "${crash_steps[@]}"; do
         slow $step; export SLOW_NTH=2; ready=$slow_ready ;;
     esac
     name="SIG$sig during crash test's $step"
-    lb_start "${CRASH[@]}" -- "${workload[@]}"
+    lb_run_bg "${CRASH[@]}" -- "${workload[@]}"
     if ! wait_ready "$ready"; then
-        lb_wait
+        lb_run_wait
         failures+=("$name: never reached the step (status $rc)")
         nr_cases=$((nr_cases + 1))
         echo "CASE FAILED: $name: never reached the step" >&2
@@ -147,7 +147,7 @@ for step in "${crash_steps[@]}"; do
         continue
     fi
     kill "-$sig" "$lb_pid"
-    lb_wait
+    lb_run_wait
     no_slow
     unset CRASH_HOLD_CHECK
     check_case "$name" $((128 + $(sig_number "$sig")))
@@ -160,9 +160,9 @@ done
 second_signal_case () {
     local name=$1 first=$2 second=$3 ready2=$4; shift 4
     rm -f "$tmpdir/ready"
-    lb_start "${DISK[@]}" -- "$@"
+    lb_run_bg "${DISK[@]}" -- "$@"
     if ! wait_ready "$tmpdir/ready"; then
-        lb_wait
+        lb_run_wait
         failures+=("$name: COMMAND never started (status $rc)")
         nr_cases=$((nr_cases + 1))
         kill_leftovers
@@ -178,7 +178,7 @@ second_signal_case () {
             echo "$name: the mount was gone before the second signal" >&2
     fi
     _exited "$lb_pid" || kill "-$second" "$lb_pid"
-    lb_wait
+    lb_run_wait
     no_slow
     check_case "$name" $((128 + $(sig_number "$first")))
 }

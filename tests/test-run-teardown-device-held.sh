@@ -14,7 +14,7 @@ requires mkfs.xfs
 # Under $tmpdir, so that the cleanup on failure (kill_leftovers) finds it.
 other="$tmpdir/other"
 mkdir "$other"
-lbrun --disks=2 "${DISK[@]}" -- sh -c \
+lb_run --disks=2 "${DISK[@]}" -- sh -c \
     'umount "$LARGEBLOCK_MNT1" && mount "$LARGEBLOCK_DEV1" "$1"' sh "$other"
 [ "$rc" -ne 0 ] || fail "teardown left a device behind, yet status 0"
 grep -q "is still mounted on $other (not by largeblock-run)" "$run_err" ||
@@ -33,14 +33,14 @@ pgrep -f -- "$tmpdir/largeblock-run\..*/disk1.sock" >/dev/null ||
     fail "the server of the still-mounted disk was killed"
 
 # --cleanup leaves it while it is mounted, naming the mount.
-lbrun --cleanup
+lb_run --cleanup
 [ "$rc" -eq 1 ] || fail "--cleanup with the device mounted: status $rc"
 grep -q "is mounted on $other" "$run_err" ||
     fail "--cleanup did not name the mount on $other"
 mountpoint -q "$other" || fail "--cleanup unmounted the user's mount"
 
 umount "$other"
-lbrun --cleanup
+lb_run --cleanup
 [ "$rc" -eq 0 ] || fail "--cleanup once unmounted: status $rc"
 assert_nothing_left
 echo "PASS: a device mounted elsewhere was named, kept with its server, and cleaned later"

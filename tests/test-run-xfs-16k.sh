@@ -21,7 +21,7 @@ bash "$abs_top_srcdir/tests/write-remount-verify.sh"
 exit 42
 SCRIPT
 
-lbrun --mkfs=xfs --mount blksize=16k logical-blksize=16k size=2G \
+lb_run --mkfs=xfs --mount blksize=16k logical-blksize=16k size=2G \
       -- bash "$tmpdir/check.sh"
 [ "$rc" -eq 42 ] || fail "expected COMMAND's status 42, got $rc"
 assert_nothing_left
@@ -34,7 +34,7 @@ else
     echo "xfsprogs refuses 64k sectors; using 32k sectors with 64k blocks"
     sect=32768
 fi
-lbrun --mkfs=xfs --mount blksize=64k logical-blksize=$sect size=2G \
+lb_run --mkfs=xfs --mount blksize=64k logical-blksize=$sect size=2G \
       -- sh -c '[ "$(stat -f -c %S "$LARGEBLOCK_MNT")" = 65536 ] &&
                 echo data >"$LARGEBLOCK_MNT/x" && sync'
 [ "$rc" -eq 0 ] || fail "XFS 64k blocks / ${sect} sectors: status $rc"

@@ -20,15 +20,15 @@ source "$abs_top_srcdir/tests/verify-functions.sh"
 serial=(--write --seed 3 --rounds 1 --connections 1 --depth 1)
 
 start_nbdkit good "$BROKEN_PLUGIN" size=1M mode=good
-run_verify good "${serial[@]}" "$(uri_of good)"
+lb_verify good "${serial[@]}" "$(uri_of good)"
 expect_rc good 0
-json_assert good "r['misaligned_policy'] == 'refuse'" "blocks['good'] == 256"
+assert_json good "r['misaligned_policy'] == 'refuse'" "blocks['good'] == 256"
 
 start_nbdkit mis "$BROKEN_PLUGIN" size=1M mode=misdirect target=12288 \
     dest=4096
-run_verify mis "${serial[@]}" "$(uri_of mis)"
+lb_verify mis "${serial[@]}" "$(uri_of mis)"
 expect_rc mis 2
-json_assert mis \
+assert_json mis \
     "r['result'] == 'data error'" \
     "blocks == {'good': 254, 'never-written': 1, 'stale': 0, \
 'misdirected': 1, 'torn': 0, 'foreign': 0}" \
@@ -38,37 +38,37 @@ json_assert mis \
     "probes['write 1048576 (maximum)']['detail'] == 'read back differs'"
 
 start_nbdkit tear "$BROKEN_PLUGIN" size=1M mode=tear target=8192 sectors=10
-run_verify tear "${serial[@]}" "$(uri_of tear)"
+lb_verify tear "${serial[@]}" "$(uri_of tear)"
 expect_rc tear 2
-json_assert tear \
+assert_json tear \
     "blocks['torn'] == 1 and blocks['good'] == 255" \
     "errors == ['torn: block at 8192 generation 1, sectors 1,3 of 8 differ']"
 
 freeze="$tmpdir/freeze"
 start_nbdkit stale "$BROKEN_PLUGIN" size=1M mode=stale freeze="$freeze"
-run_verify stale1 --write --seed 5 --rounds 1 "$(uri_of stale)"
+lb_verify stale1 --write --seed 5 --rounds 1 "$(uri_of stale)"
 expect_rc stale1 0
 touch "$freeze"
-run_verify stale2 --write --seed 5 --rounds 2 "$(uri_of stale)"
+lb_verify stale2 --write --seed 5 --rounds 2 "$(uri_of stale)"
 expect_rc stale2 2
-json_assert stale2 \
+assert_json stale2 \
     "blocks['stale'] > 0 and blocks['good'] + blocks['stale'] == 256" \
     "r['integrity']['errors_total'] == blocks['stale']" \
     "all(e.startswith('stale: block at ') and \
 e.endswith(' holds generation 1, expected 2') for e in errors)"
 start_nbdkit eio "$BROKEN_PLUGIN" size=1M misaligned=eio
-run_verify eio --write --seed 4 "$(uri_of eio)"
+lb_verify eio --write --seed 4 "$(uri_of eio)"
 expect_rc eio 1
-json_assert eio \
+assert_json eio \
     "r['result'] == 'non-conformant' and r['misaligned_policy'] == 'broken'" \
     "len(failed) == 4 and blocks['good'] == 256" \
     "probes['write 4096 at +2048 (misaligned offset)']['detail'] == \
 'refused with a wrong errno: Input/output error (expected EINVAL)'"
 
 start_nbdkit drop "$BROKEN_PLUGIN" size=1M misaligned=drop
-run_verify drop --write --seed 4 "$(uri_of drop)"
+lb_verify drop --write --seed 4 "$(uri_of drop)"
 expect_rc drop 1
-json_assert drop \
+assert_json drop \
     "failed == ['write 4096 at +2048 (misaligned offset)', \
 'write 6144 at +0 (misaligned length)']" \
     "probes['write 6144 at +0 (misaligned length)']['detail'] == \

@@ -18,25 +18,25 @@ disk="$vartmp/disk.img"
 truncate -s 64M "$disk"
 
 # (1) A regular file.
-run_verify file --write --seed 41 --rounds 4 "$disk"
+lb_verify file --write --seed 41 --rounds 4 "$disk"
 expect_rc file 0
-json_assert file "r['uri'] == '$disk'" "not failed" \
+assert_json file "r['uri'] == '$disk'" "not failed" \
     "r['misaligned_policy'] in ('refuse', 'n/a')" \
     "r['integrity']['size'] == 64 << 20" \
     "blocks['good'] == (64 << 20) // r['integrity']['block_size']" \
     "r['integrity']['errors_total'] == 0"
-run_verify reread --verify-only 41 --rounds 4 "$disk"
+lb_verify reread --verify-only 41 --rounds 4 "$disk"
 expect_rc reread 0
-json_assert reread "r['integrity']['writes'] == 0" \
+assert_json reread "r['integrity']['writes'] == 0" \
     "blocks['good'] == (64 << 20) // r['integrity']['block_size']"
 
 # (3) Damage: 100 bytes of 0xa5 at 32M + 1200, inside one stamped block.
 head -c 100 /dev/zero | tr '\0' '\245' |
     dd of="$disk" bs=1 seek=$(( (32 << 20) + 1200 )) conv=notrunc,fsync \
        status=none
-run_verify damaged --verify-only 41 --rounds 4 "$disk"
+lb_verify damaged --verify-only 41 --rounds 4 "$disk"
 expect_rc damaged 2
-json_assert damaged "r['integrity']['errors_total'] == 1" \
+assert_json damaged "r['integrity']['errors_total'] == 1" \
     "'block at %d ' % (((32 << 20) + 1200) // \
 r['integrity']['block_size'] * r['integrity']['block_size']) in errors[0]"
 
@@ -50,14 +50,14 @@ elif ! command -v losetup >/dev/null ||
          "($(cat "$tmpdir/losetup.err" 2>/dev/null))"
 else
     cleanup_fn detach_loop_of "$loop" "$disk"
-    run_verify device --write --seed 42 "$loop"
+    lb_verify device --write --seed 42 "$loop"
     expect_rc device 0
-    json_assert device "r['block_size']['minimum'] == 16384" "not failed" \
+    assert_json device "r['block_size']['minimum'] == 16384" "not failed" \
         "r['direct_io']['offset_alignment'] == 16384" \
         "r['integrity']['block_size'] == 16384" \
         "r['misaligned_policy'] == 'refuse'" \
         "blocks['good'] == (64 << 20) // 16384"
-    run_verify device-reread --verify-only 42 "$loop"
+    lb_verify device-reread --verify-only 42 "$loop"
     expect_rc device-reread 0
 fi
 
@@ -77,16 +77,16 @@ else
         echo "tmpfs loop part skipped: $(cat "$tmpdir/losetup.err")"
     else
         cleanup_fn detach_loop_of "$shmloop" "$shmdisk"
-        run_verify shm --write --seed 43 "$shmloop"
+        lb_verify shm --write --seed 43 "$shmloop"
         expect_rc shm 0
-        json_assert shm "r['block_size']['minimum'] == 16384" "not failed" \
+        assert_json shm "r['block_size']['minimum'] == 16384" "not failed" \
             "blocks['good'] == (32 << 20) // 16384"
         head -c 100 /dev/zero | tr '\0' '\245' |
             dd of="$shmdisk" bs=1 seek=$(( (16 << 20) + 20000 )) \
                conv=notrunc status=none
-        run_verify shm-damaged --verify-only 43 "$shmloop"
+        lb_verify shm-damaged --verify-only 43 "$shmloop"
         expect_rc shm-damaged 2
-        json_assert shm-damaged "r['integrity']['errors_total'] == 1" \
+        assert_json shm-damaged "r['integrity']['errors_total'] == 1" \
             "'block at %d ' % (((16 << 20) + 20000) // 16384 * 16384) \
 in errors[0]"
     fi

@@ -24,10 +24,10 @@ while IFS='|' read -r name params sizes policy; do
     read -r min pref max <<<"$sizes"
     # shellcheck disable=SC2086
     start_server "$name" $params
-    run_verify "$name" --write --seed 11 --connections 2 --depth 4 \
+    lb_verify "$name" --write --seed 11 --connections 2 --depth 4 \
         "$(uri_of "$name")"
     expect_rc "$name" 0
-    json_assert "$name" \
+    assert_json "$name" \
         "r['result'] == 'ok' and not failed" \
         "r['block_size'] == {'minimum': $min, 'preferred': $pref, \
 'maximum': $max}" \
@@ -36,7 +36,7 @@ while IFS='|' read -r name params sizes policy; do
         "blocks['good'] * max($min, 512) == r['integrity']['size']" \
         "r['integrity']['writes'] > 0 and r['integrity']['failed_requests'] == 0"
     # the data stays verifiable
-    run_verify "$name-again" --verify-only 11 "$(uri_of "$name")"
+    lb_verify "$name-again" --verify-only 11 "$(uri_of "$name")"
     expect_rc "$name-again" 0
 done <<'TABLE'
 g512|size=8M blksize=4k|512 4096 33554432|refuse
@@ -51,7 +51,7 @@ max64k|size=8M blksize=64k logical-blksize=64k max-request=64k|65536 65536 65536
 TABLE
 
 # The largest request and one above it are probed where they fit.
-json_assert g16k \
+assert_json g16k \
     "probes['write 1048576 (maximum)']['result'] == 'pass'" \
     "probes['write 1064960 (above maximum)']['result'] == 'pass'" \
     "probes['read 1064960 (above maximum)']['result'] == 'pass'"
@@ -73,13 +73,13 @@ grep -q "refusing to write.*pass --write" "$tmpdir/nowrite.out" ||
 [ "$rc" -eq 3 ] || fail "--size 16M on 8M: exit $rc: $(cat "$tmpdir/size.out")"
 # A read-only export is not written to, and not merely by failing.
 start_nbdkit ro -r memory 1M
-run_verify ro --write "$(uri_of ro)"
+lb_verify ro --write "$(uri_of ro)"
 expect_rc ro 3
 grep -q "is read-only: --write cannot write to it" "$tmpdir/ro.verr" ||
     fail "read-only: $(cat "$tmpdir/ro.verr")"
 
 # Nothing listening: the tool could not run.
-run_verify nobody --write "nbd+unix:///?socket=$tmpdir/nobody.sock"
+lb_verify nobody --write "nbd+unix:///?socket=$tmpdir/nobody.sock"
 expect_rc nobody 4
 grep -q "cannot connect to nbd+unix:///?socket=$tmpdir/nobody.sock" \
     "$tmpdir/nobody.verr" || fail "no connection: $(cat "$tmpdir/nobody.verr")"

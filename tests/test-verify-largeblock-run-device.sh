@@ -17,12 +17,12 @@ verify_on () {
     local vargs=()
     while [ "$1" != -- ]; do vargs+=("$1"); shift; done
     shift
-    lbrun --attach=loop "$@" -- sh -c \
+    lb_run --attach=loop "$@" -- sh -c \
         '"$0" --json "$@" "$LARGEBLOCK_DEV"' "$VERIFY" "${vargs[@]}" \
         >"$tmpdir/$name.json" 2>/dev/null
     cp "$run_err" "$tmpdir/$name.verr"
     expect_rc "$name" 0
-    json_assert "$name" "not failed" \
+    assert_json "$name" "not failed" \
         "r['block_size']['minimum'] == $logical" \
         "r['misaligned_policy'] == 'refuse'" \
         "r['integrity']['errors_total'] == 0"
@@ -40,5 +40,5 @@ verify_on file-write 16384 --write --seed 53 --size 16M \
     -- blksize=16k logical-blksize=16k size=256M file="$img"
 verify_on file-reread 16384 --verify-only 53 --size 16M \
     -- blksize=16k logical-blksize=16k size=256M file="$img"
-json_assert file-reread "r['integrity']['writes'] == 0"
+assert_json file-reread "r['integrity']['writes'] == 0"
 echo PASS

@@ -17,9 +17,9 @@ source "$abs_top_srcdir/tests/verify-functions.sh"
 args=(--write --seed 21 --size 4M --connections 2 --depth 4)
 
 start_nbdkit mem memory 8M
-run_verify mem "${args[@]}" "$(uri_of mem)"
+lb_verify mem "${args[@]}" "$(uri_of mem)"
 expect_rc mem 0
-json_assert mem \
+assert_json mem \
     "r['block_size'] == {'minimum': 0, 'preferred': 0, 'maximum': 0}" \
     "r['misaligned_policy'] == 'n/a' and not failed" \
     "probes['write 512 (minimum, not advertised)']['result'] == 'pass'" \
@@ -30,9 +30,9 @@ json_assert mem \
 
 start_nbdkit policy --filter=blocksize-policy memory 8M \
     blocksize-minimum=4096 blocksize-error-policy=error
-run_verify policy "${args[@]}" "$(uri_of policy)"
+lb_verify policy "${args[@]}" "$(uri_of policy)"
 expect_rc policy 0
-json_assert policy \
+assert_json policy \
     "r['block_size'] == {'minimum': 4096, 'preferred': 4096, \
 'maximum': 4294967295}" \
     "r['misaligned_policy'] == 'refuse' and not failed" \
@@ -45,9 +45,9 @@ if command -v qemu-nbd >/dev/null && command -v qemu-img >/dev/null; then
     qemu-img create -q -f raw "$tmpdir/q.img" 8M
     start_bg q qemu-nbd -t -e 8 -f raw -k "$tmpdir/q.sock" \
         --pid-file="$tmpdir/q.pid" "$tmpdir/q.img"
-    run_verify q "${args[@]}" "$(uri_of q)"
+    lb_verify q "${args[@]}" "$(uri_of q)"
     expect_rc q 0
-    json_assert q \
+    assert_json q \
         "r['block_size'] == {'minimum': 1, 'preferred': 4096, \
 'maximum': 33554432}" \
         "r['misaligned_policy'] == 'n/a' and not failed" \
@@ -57,9 +57,9 @@ if command -v qemu-nbd >/dev/null && command -v qemu-img >/dev/null; then
     qemu-img create -q -f raw "$tmpdir/big.img" 40M
     start_bg big qemu-nbd -t -e 8 -f raw -k "$tmpdir/big.sock" \
         --pid-file="$tmpdir/big.pid" "$tmpdir/big.img"
-    run_verify big --write --seed 22 --size 40M --rounds 1 "$(uri_of big)"
+    lb_verify big --write --seed 22 --size 40M --rounds 1 "$(uri_of big)"
     expect_rc big 0
-    json_assert big \
+    assert_json big \
         "probes['write 33554944 (above maximum)']['detail'] == \
 'refused by disconnecting'" \
         "probes['read 33554944 (above maximum)']['detail'] == \

@@ -30,16 +30,16 @@ server_agrees () {
     local name=$1 line
     line=$(grep -o 'power cut 1 (mode [a-z]*, seed [0-9]*): .*' \
         "$tmpdir/$name.err") || fail "$name: no cut in the server's log"
-    json_assert "$name" "'%d blocks kept, %d lost, %d torn' % \
+    assert_json "$name" "'%d blocks kept, %d lost, %d torn' % \
 (pc['blocks']['new'], pc['blocks']['old'], pc['blocks']['torn']) in '''$line'''"
 }
 
 # torn: torn blocks, named; --expect-mode torn holds.
 cut_server torn torn 42
-run_verify torn --write --seed 5 --power-cut "fifo:$tmpdir/torn.cut" \
+lb_verify torn --write --seed 5 --power-cut "fifo:$tmpdir/torn.cut" \
     --expect-mode torn "$(uri_of torn)"
 expect_rc torn 0
-json_assert torn "r['result'] == 'ok'" \
+assert_json torn "r['result'] == 'ok'" \
     "pc['blocks']['torn'] > 0 and pc['blocks']['foreign'] == 0" \
     "sum(pc['blocks'].values()) == 64" \
     "pc['logical_block'] == 4096 and pc['physical_block'] == 16384" \
@@ -54,10 +54,10 @@ server_agrees torn
 
 # The same image checked against atomic: a violation, said in words.
 cut_server wrong torn 42
-run_verify wrong --write --seed 5 --power-cut "fifo:$tmpdir/wrong.cut" \
+lb_verify wrong --write --seed 5 --power-cut "fifo:$tmpdir/wrong.cut" \
     --expect-mode atomic "$(uri_of wrong)"
 expect_rc wrong 2
-json_assert wrong "r['result'] == 'data error'" \
+assert_json wrong "r['result'] == 'data error'" \
     "pc['violation'].endswith('physical blocks are torn, but power-cut-mode \
 atomic keeps or loses each physical block whole, never a mix')"
 "$VERIFY" --write --seed 5 --power-cut "fifo:$tmpdir/wrong.cut" \
@@ -78,21 +78,21 @@ PY
 
 # atomic, through a command: old and new blocks, none torn.
 cut_server atomic atomic 7
-run_verify atomic --write --seed 5 \
+lb_verify atomic --write --seed 5 \
     --power-cut "run:echo cut > '$tmpdir/atomic.cut'" \
     --expect-mode atomic "$(uri_of atomic)"
 expect_rc atomic 0
-json_assert atomic "pc['blocks']['torn'] == 0" \
+assert_json atomic "pc['blocks']['torn'] == 0" \
     "pc['blocks']['old'] > 0 and pc['blocks']['new'] > 0" \
     "pc['blocks']['foreign'] == 0"
 server_agrees atomic
 
 # lose: every block old.
 cut_server lose lose 7
-run_verify lose --write --seed 5 --power-cut "fifo:$tmpdir/lose.cut" \
+lb_verify lose --write --seed 5 --power-cut "fifo:$tmpdir/lose.cut" \
     --expect-mode lose "$(uri_of lose)"
 expect_rc lose 0
-json_assert lose "pc['blocks']['old'] == 64" \
+assert_json lose "pc['blocks']['old'] == 64" \
     "pc['runs'] == [{'first': 0, 'count': 64, 'offset': 0, 'class': 'old'}]"
 
 # A file disk damaged behind the server's back just before the cut: the
@@ -100,12 +100,12 @@ json_assert lose "pc['blocks']['old'] == 64" \
 # foreign -- exit 2 with no --expect-mode, and the block named.
 truncate -s 4M "$tmpdir/disk.img"
 cut_server damaged lose 7 file="$tmpdir/disk.img"
-run_verify damaged --write --seed 5 --power-cut "run:head -c 4096 \
+lb_verify damaged --write --seed 5 --power-cut "run:head -c 4096 \
 /dev/zero | tr '\\0' '\\245' | dd of='$tmpdir/disk.img' bs=4096 seek=14 \
 conv=notrunc status=none && echo cut > '$tmpdir/damaged.cut'" \
     "$(uri_of damaged)"
 expect_rc damaged 2
-json_assert damaged "pc['blocks'] == {'old': 63, 'new': 0, 'torn': 0, \
+assert_json damaged "pc['blocks'] == {'old': 63, 'new': 0, 'torn': 0, \
 'foreign': 1}" "pc['violation'] is None and r['result'] == 'data error'" \
     "{'first': 3, 'count': 1, 'offset': 49152, 'class': 'foreign', \
 'maps': ['ooxo']} in pc['runs']" \
@@ -117,10 +117,10 @@ generation 2)']"
 # after it were never written again, so they are old.
 start_server after "${geometry[@]}" power-cut-mode=torn power-cut-seed=3 \
     power-cut-after=74
-run_verify after --write --seed 5 --power-cut wait --expect-mode torn \
+lb_verify after --write --seed 5 --power-cut wait --expect-mode torn \
     "$(uri_of after)"
 expect_rc after 0
-json_assert after "pc['cut_during_new_writes']" "pc['new_writes'] == 9" \
+assert_json after "pc['cut_during_new_writes']" "pc['new_writes'] == 9" \
     "pc['old_connection'].startswith('write at 147456 failed')" \
     "pc['runs'][-1]['class'] == 'old' and \
 pc['runs'][-1]['first'] + pc['runs'][-1]['count'] == 64 and \
@@ -128,7 +128,7 @@ pc['runs'][-1]['first'] <= 10"
 
 # power-cut-after=5: the power fails before generation 1 is durable.
 start_server early "${geometry[@]}" power-cut-after=5
-run_verify early --write --power-cut wait "$(uri_of early)"
+lb_verify early --write --power-cut wait "$(uri_of early)"
 expect_rc early 4
 grep -q "^largeblock-verify: --power-cut wait: writing generation 1 (64 \
 writes and a flush) failed: Input/output error; did the power fail too \
@@ -136,7 +136,7 @@ early?" "$tmpdir/early.verr" || fail "early: $(cat "$tmpdir/early.verr")"
 
 # Any server: nbdkit memory never loses power.
 start_nbdkit memory memory 4M
-run_verify never --write --power-cut wait --cut-timeout 0.5 \
+lb_verify never --write --power-cut wait --cut-timeout 0.5 \
     "$(uri_of memory)"
 expect_rc never 4
 grep -q "^largeblock-verify: --power-cut wait: the power did not fail: the \
@@ -148,7 +148,7 @@ connection opened before the cut still works after 0.5 seconds \
 mkfifo "$tmpdir/nobody.fifo"
 touch "$tmpdir/plain"
 while IFS='|' read -r name how msg; do
-    run_verify "$name" --write --power-cut "$how" "$(uri_of memory)"
+    lb_verify "$name" --write --power-cut "$how" "$(uri_of memory)"
     expect_rc "$name" 4
     grep -qF "largeblock-verify: --power-cut $how: $msg" \
         "$tmpdir/$name.verr" || fail "$name: $(cat "$tmpdir/$name.verr")"

@@ -17,7 +17,7 @@ for (( i=0; i<300; i++ )); do
 done
 [ -e "$tmpdir/ready" ] || fail "the fake server did not start"
 
-run_verify hangup --verify-only 1 "nbd+unix:///?socket=$sock"
+lb_verify hangup --verify-only 1 "nbd+unix:///?socket=$sock"
 expect_rc hangup 4
 grep -q "closed the connection during the NBD handshake" \
     "$tmpdir/hangup.verr" ||

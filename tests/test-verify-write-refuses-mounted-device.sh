@@ -33,7 +33,7 @@ sync -f "$mnt/before"
 in_use="largeblock-verify: $loop is in use (mounted or held by another program): refusing to write it"
 for force in "" --force; do
     name=mounted${force:+-force}
-    run_verify "$name" --write $force "$loop"
+    lb_verify "$name" --write $force "$loop"
     expect_rc "$name" 5
     [ "$(cat "$tmpdir/$name.verr")" = "$in_use" ] ||
         fail "$name: not the one in-use line: $(cat "$tmpdir/$name.verr")"
@@ -41,9 +41,9 @@ for force in "" --force; do
 done
 
 # Reading is allowed: the region is XFS metadata, not stamped blocks.
-run_verify read-only --verify-only 1 --size 1M "$loop"
+lb_verify read-only --verify-only 1 --size 1M "$loop"
 [ "$rc" -ne 5 ] && [ "$rc" -ne 4 ] || fail "--verify-only was refused: $rc"
-json_assert read-only "r['integrity']['writes'] == 0"
+assert_json read-only "r['integrity']['writes'] == 0"
 
 # Intact: it mounts again from what is on the device, and the file is
 # the one written before.

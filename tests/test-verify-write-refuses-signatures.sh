@@ -24,7 +24,7 @@ cleanup_fn rm -rf "$vartmp"
 # LINE on stderr and printed no report.
 expect_refused () {
     local name=$1 path=$2 line=$3
-    run_verify "$name" --write --size 4M "$path"
+    lb_verify "$name" --write --size 4M "$path"
     expect_rc "$name" 5
     [ "$(cat "$tmpdir/$name.verr")" = "$line" ] ||
         fail "$name: expected \"$line\", got: $(cat "$tmpdir/$name.verr")"
@@ -43,9 +43,9 @@ mkfs.ext4 -q -F "$ext4" || fail "mkfs.ext4 failed"
 sum=$(sum_of "$ext4")
 expect_refused ext4 "$ext4" "$(refusal "$ext4" "a filesystem (ext4)")"
 unchanged "$ext4" "$sum"
-run_verify ext4-read --verify-only 1 --size 1M "$ext4"
+lb_verify ext4-read --verify-only 1 --size 1M "$ext4"
 [ "$rc" -ne 5 ] && [ "$rc" -ne 4 ] || fail "--verify-only was refused: $rc"
-run_verify ext4-force --write --force --size 4M "$ext4"
+lb_verify ext4-force --write --force --size 4M "$ext4"
 expect_rc ext4-force 0
 ! blkid -p "$ext4" >/dev/null || fail "ext4 survived --force"
 
@@ -69,13 +69,13 @@ sum=$(sum_of "$clean")
 ln -s "$clean" "$vartmp/link"
 expect_refused link "$vartmp/link" "largeblock-verify: $vartmp/link is a symbolic link to something other than a block device: refusing to write through it (name the file itself)"
 unchanged "$clean" "$sum"
-run_verify clean --write --size 4M "$clean"
+lb_verify clean --write --size 4M "$clean"
 expect_rc clean 0
-run_verify clean-again --write --size 4M "$clean"
+lb_verify clean-again --write --size 4M "$clean"
 expect_rc clean-again 0
 
 # --force is only for --write on a path.
-run_verify force-alone --force --verify-only 1 "$clean"
+lb_verify force-alone --force --verify-only 1 "$clean"
 expect_rc force-alone 3
 
 # (4) An unmounted XFS on a loop device.
@@ -96,9 +96,9 @@ else
         "$(refusal "$vartmp/loop-link" "a filesystem (xfs)")"
     [ "$(blkid -p -s TYPE -o value "$loop")" = xfs ] ||
         fail "the XFS signature is gone: $(blkid -p "$loop")"
-    run_verify xfs-force --write --force --size 4M "$loop"
+    lb_verify xfs-force --write --force --size 4M "$loop"
     expect_rc xfs-force 0
-    json_assert xfs-force "not failed" "r['integrity']['errors_total'] == 0"
+    assert_json xfs-force "not failed" "r['integrity']['errors_total'] == 0"
     ! blkid -p "$loop" >/dev/null || fail "XFS survived --force"
 fi
 echo PASS

@@ -11,7 +11,7 @@ source "$abs_top_srcdir/tests/vm-functions.sh" || exit 1
 # expect_failure STATUS MESSAGE ARGS...
 expect_failure () {
     local want=$1 msg=$2; shift 2
-    lbvm "$@"
+    lb_vm "$@"
     [ "$rc" -eq "$want" ] || fail "$*: expected status $want, got $rc"
     expect_err "$msg"
     vm_assert_nothing_left

@@ -16,7 +16,7 @@ source "$abs_top_srcdir/tests/vm-functions.sh" || exit 1
 # Under TCG the guest's nbdkit can take more than largeblock-run's
 # default 5 s to stop after a cut (it flushes nothing, but the emulated
 # CPU is slow), so the guest's runs give it 30 s.
-lbvm --memory=2G size=64M -- '
+lb_vm --memory=2G size=64M -- '
 export LARGEBLOCK_STOP_TIMEOUT=30
 workload="i=0; while [ \$i -lt 24 ]; do
   if [ \$((i % 3)) -eq 0 ]; then sync=conv=fsync; else sync=oflag=direct; fi

@@ -10,7 +10,7 @@
 source "$abs_top_srcdir/tests/functions.sh" || exit 1
 source "$abs_top_srcdir/tests/vm-functions.sh" || exit 1
 
-lbvm --memory=2G size=64M -- '
+lb_vm --memory=2G size=64M -- '
 set -u
 connected () { ls /sys/block/nbd*/pid 2>/dev/null | wc -l; }
 largeblock-run --attach=auto --verbose --mkfs=xfs --mount \

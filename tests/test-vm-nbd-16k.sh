@@ -13,7 +13,7 @@ source "$abs_top_srcdir/tests/vm-functions.sh" || exit 1
 
 vm_xfs_roundtrip nbd "16384 16384" blksize=16k logical-blksize=16k size=1G
 
-lbvm --attach=nbd --connections=2 blksize=16k logical-blksize=16k size=256M -- '
+lb_vm --attach=nbd --connections=2 blksize=16k logical-blksize=16k size=256M -- '
 set -e
 echo "logical $(cat /sys/block/nbd0/queue/logical_block_size)"
 echo "queues $(ls /sys/block/nbd0/mq | wc -l)"

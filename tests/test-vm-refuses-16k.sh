@@ -6,10 +6,10 @@
 : "${abs_top_srcdir:?run through make check}"
 source "$abs_top_srcdir/tests/functions.sh" || exit 1
 source "$abs_top_srcdir/tests/vm-functions.sh" || exit 1
-require_kernel_release 6.12
+requires_kernel_release 6.12
 
 for attach in virtio nbd; do
-    lbvm --kernel-release=6.12 --attach=$attach blksize=16k logical-blksize=16k size=256M \
+    lb_vm --kernel-release=6.12 --attach=$attach blksize=16k logical-blksize=16k size=256M \
          -- 'echo the command ran'
     [ "$rc" -eq 123 ] || fail "--attach=$attach: expected status 123, got $rc"
     grep -qE '^largeblock-vm: guest kernel 6\.12\.[^ ]* refuses a 16384-byte logical block size \(needs 6\.15\)$' \

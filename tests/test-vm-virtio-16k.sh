@@ -12,7 +12,7 @@ source "$abs_top_srcdir/tests/vm-functions.sh" || exit 1
 
 vm_xfs_roundtrip virtio "16384 65536" blksize=64k logical-blksize=16k size=1G
 
-lbvm --attach=virtio blksize=64k logical-blksize=64k size=256M -- '
+lb_vm --attach=virtio blksize=64k logical-blksize=64k size=256M -- '
 set -eu
 echo "geometry $LARGEBLOCK_LOGICAL_BLKSIZE $LARGEBLOCK_PHYSICAL_BLKSIZE"
 dd if=$LARGEBLOCK_DEV of=/dev/null bs=4096 count=1 iflag=direct 2>/dev/null &&

@@ -1,30 +1,31 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # largeblock: helpers for the largeblock-verify tests (sourced after
-# tests/functions.sh).
+# tests/functions.sh).  Helper names: the words of tests/functions.sh
+# (lb_verify runs largeblock-verify).
 
 : "${abs_top_builddir:?run through make check}"
 VERIFY="$abs_top_builddir/tools/largeblock-verify"
 BROKEN_PLUGIN="$abs_top_builddir/tests/helpers/.libs/nbdkit-broken-plugin.so"
 
-# run_verify NAME ARG...: largeblock-verify --json; the report goes to
+# lb_verify NAME ARG...: largeblock-verify --json; the report goes to
 # $tmpdir/NAME.json, stderr to $tmpdir/NAME.verr, the exit status to $rc.
-run_verify () {
+lb_verify () {
     local name=$1; shift
     "$VERIFY" --json "$@" >"$tmpdir/$name.json" 2>"$tmpdir/$name.verr" &&
         rc=0 || rc=$?
 }
 
-# expect_rc NAME CODE: the last run_verify exited with CODE.
+# expect_rc NAME CODE: the last lb_verify exited with CODE.
 expect_rc () {
     [ "$rc" -eq "$2" ] ||
         fail "$1: exit status $rc, expected $2: $(cat "$tmpdir/$1.json" \
              "$tmpdir/$1.verr")"
 }
 
-# json_assert NAME EXPR...: every Python expression holds for the report
+# assert_json NAME EXPR...: every Python expression holds for the report
 # r of run NAME (probes: the probes by name; blocks: r's block classes;
 # pc: the --power-cut report).
-json_assert () {
+assert_json () {
     local name=$1; shift
     "$PYTHON_NBD" - "$tmpdir/$name.json" "$@" <<'PY' ||
 import json, sys

@@ -5,7 +5,8 @@
 # guest kernel can be fetched, never for a missing or unusable /dev/kvm.
 # The guest kernel is the default one largeblock-vm fetches once into its
 # cache (--kernel-release=lbs, Debian 13 backports' newest cloud kernel,
-# >= 6.15); require_kernel_release 6.12 for the older one.
+# >= 6.15); requires_kernel_release 6.12 for the older one.  Helper
+# names: the words of tests/functions.sh (lb_vm runs largeblock-vm).
 
 requires qemu-system-x86_64
 requires busybox
@@ -17,9 +18,9 @@ export TMPDIR="$tmpdir"     # largeblock-vm's private directory goes here
 # The project's programs go into the guest from here.
 export PATH="$abs_top_builddir/tools:$abs_top_builddir/server:$PATH"
 
-# require_kernel_release RELEASE: fetch it into largeblock-vm's cache
+# requires_kernel_release RELEASE: fetch it into largeblock-vm's cache
 # now (once per machine), or skip the test saying why.
-require_kernel_release () {
+requires_kernel_release () {
     local cache=${LARGEBLOCK_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/largeblock-vm}
     if ! "$abs_top_srcdir/server/largeblock-vm-helper" fetch-kernel "$cache" "$1" \
          >"$tmpdir/kernel" 2>"$tmpdir/kernel.err"; then
@@ -28,18 +29,18 @@ require_kernel_release () {
     fi
     echo "guest kernel ($1): $(head -1 "$tmpdir/kernel")"
 }
-require_kernel_release lbs
+requires_kernel_release lbs
 
 vm_out="$tmpdir/vm.out"
 vm_err="$tmpdir/vm.err"
 
-# lbvm ARGS...: run largeblock-vm with a 300 s guard; stdout and stderr
+# lb_vm ARGS...: run largeblock-vm with a 300 s guard; stdout and stderr
 # are kept in $vm_out and $vm_err and echoed.  Sets $rc.  largeblock-vm's
 # own --timeout comes first (a test's own --timeout overrides it), so a
 # guest that hangs is stopped by largeblock-vm, which prints the end of
 # the guest's console (hung tasks, oopses) into the test's log; the
 # outer guard is for largeblock-vm itself.
-lbvm () {
+lb_vm () {
     rc=0
     timeout 330 "$LARGEBLOCK_VM" --timeout=300 "$@" >"$vm_out" 2>"$vm_err" || rc=$?
     cat "$vm_out"
@@ -73,7 +74,7 @@ cleanup_fn _vm_emergency_cleanup
 # signal_vm_during SIG READY ARGS...: start largeblock-vm ARGS..., wait
 # until READY exists (a file a slow-tool.sh wrapper creates) or, when
 # READY is "stdout:TEXT", until the guest printed the line TEXT, then
-# send it SIG.  Output as lbvm; sets $rc.
+# send it SIG.  Output as lb_vm; sets $rc.
 signal_vm_during () {
     local sig=$1 ready=$2 i; shift 2
     [ "${ready#stdout:}" != "$ready" ] || rm -f "$ready"
@@ -101,7 +102,7 @@ signal_vm_during () {
 # misaligned, no error.
 vm_xfs_roundtrip () {
     local attach=$1 geometry=$2; shift 2
-    lbvm --attach="$attach" "$@" statsfile="$tmpdir/stats.json" -- \
+    lb_vm --attach="$attach" "$@" statsfile="$tmpdir/stats.json" -- \
          "$(cat "$abs_top_srcdir/tests/vm-xfs-roundtrip.sh")"
     [ "$rc" -eq 0 ] || fail "largeblock-vm --attach=$attach exited with $rc"
     expect_out "geometry $geometry"

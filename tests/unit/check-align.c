@@ -143,7 +143,7 @@ START_TEST (test_type_names)
 }
 END_TEST
 
-Suite *
+static Suite *
 align_suite (void)
 {
   Suite *s = suite_create ("align");
@@ -157,3 +157,5 @@ align_suite (void)
   suite_add_tcase (s, tc);
   return s;
 }
+
+LB_UNIT_SUITE (align_suite);

@@ -284,7 +284,7 @@ out:
 }
 END_TEST
 
-Suite *
+static Suite *
 aligned_io_suite (void)
 {
   Suite *s = suite_create ("aligned_io");
@@ -308,3 +308,5 @@ aligned_io_suite (void)
   suite_add_tcase (s, full);
   return s;
 }
+
+LB_UNIT_SUITE (aligned_io_suite);

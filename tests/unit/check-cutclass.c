@@ -321,7 +321,7 @@ END_TEST
 
 #define NELEMS(a) ((int) (sizeof (a) / sizeof (a)[0]))
 
-Suite *
+static Suite *
 cutclass_suite (void)
 {
   Suite *s = suite_create ("cutclass");
@@ -338,3 +338,5 @@ cutclass_suite (void)
   suite_add_tcase (s, tc);
   return s;
 }
+
+LB_UNIT_SUITE (cutclass_suite);

@@ -329,7 +329,7 @@ START_TEST (test_planted_path_refused)
 }
 END_TEST
 
-Suite *
+static Suite *
 cutfifo_suite (void)
 {
   Suite *s = suite_create ("cutfifo");
@@ -347,3 +347,5 @@ cutfifo_suite (void)
   suite_add_tcase (s, tc);
   return s;
 }
+
+LB_UNIT_SUITE (cutfifo_suite);

@@ -228,7 +228,7 @@ START_TEST (test_callback_error)
 }
 END_TEST
 
-Suite *
+static Suite *
 extents_suite (void)
 {
   Suite *s = suite_create ("extents");
@@ -241,3 +241,5 @@ extents_suite (void)
   suite_add_tcase (s, tc);
   return s;
 }
+
+LB_UNIT_SUITE (extents_suite);

@@ -526,7 +526,7 @@ START_TEST (test_read_past_shrunk_end_eio)
 }
 END_TEST
 
-Suite *
+static Suite *
 filestore_suite (void)
 {
   Suite *s = suite_create ("filestore");
@@ -547,3 +547,5 @@ filestore_suite (void)
   suite_add_tcase (s, tc);
   return s;
 }
+
+LB_UNIT_SUITE (filestore_suite);

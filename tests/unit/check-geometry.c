@@ -596,7 +596,7 @@ START_TEST (test_convert_worked_example)
 }
 END_TEST
 
-Suite *
+static Suite *
 geometry_suite (void)
 {
   Suite *s = suite_create ("geometry");
@@ -631,3 +631,5 @@ geometry_suite (void)
   suite_add_tcase (s, conv);
   return s;
 }
+
+LB_UNIT_SUITE (geometry_suite);

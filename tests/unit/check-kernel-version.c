@@ -49,7 +49,7 @@ START_TEST (test_running_kernel_named)
 }
 END_TEST
 
-Suite *
+static Suite *
 kernel_version_suite (void)
 {
   Suite *s = suite_create ("kernel-version");
@@ -61,3 +61,5 @@ kernel_version_suite (void)
   suite_add_tcase (s, tc);
   return s;
 }
+
+LB_UNIT_SUITE (kernel_version_suite);

@@ -159,7 +159,7 @@ START_TEST (test_geometry_refused)
 }
 END_TEST
 
-Suite *
+static Suite *
 mkfscmd_suite (void)
 {
   Suite *s = suite_create ("mkfscmd");
@@ -175,3 +175,5 @@ mkfscmd_suite (void)
   suite_add_tcase (s, tc);
   return s;
 }
+
+LB_UNIT_SUITE (mkfscmd_suite);

@@ -107,7 +107,7 @@ START_TEST (test_self_is_read_write)
 }
 END_TEST
 
-Suite *
+static Suite *
 nbdkitargs_suite (void)
 {
   Suite *s = suite_create ("nbdkitargs");
@@ -119,3 +119,5 @@ nbdkitargs_suite (void)
   suite_add_tcase (s, tc);
   return s;
 }
+
+LB_UNIT_SUITE (nbdkitargs_suite);

@@ -184,7 +184,7 @@ START_TEST (test_failed_set_changes_nothing)
 }
 END_TEST
 
-Suite *
+static Suite *
 params_suite (void)
 {
   Suite *s = suite_create ("params");
@@ -197,3 +197,5 @@ params_suite (void)
   suite_add_tcase (s, tc);
   return s;
 }
+
+LB_UNIT_SUITE (params_suite);

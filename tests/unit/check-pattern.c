@@ -237,7 +237,7 @@ START_TEST (test_fill_range_and_names)
 }
 END_TEST
 
-Suite *
+static Suite *
 pattern_suite (void)
 {
   Suite *s = suite_create ("pattern");
@@ -257,3 +257,5 @@ pattern_suite (void)
   suite_add_tcase (s, tc);
   return s;
 }
+
+LB_UNIT_SUITE (pattern_suite);

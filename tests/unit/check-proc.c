@@ -372,7 +372,7 @@ START_TEST (test_in_path)
 }
 END_TEST
 
-Suite *
+static Suite *
 proc_suite (void)
 {
   Suite *s = suite_create ("proc");
@@ -402,3 +402,5 @@ proc_suite (void)
   suite_add_tcase (s, tc);
   return s;
 }
+
+LB_UNIT_SUITE (proc_suite);

@@ -427,7 +427,7 @@ START_TEST (test_huge_sparse_disk)
 }
 END_TEST
 
-Suite *
+static Suite *
 ramstore_suite (void)
 {
   Suite *s = suite_create ("ramstore");
@@ -447,3 +447,5 @@ ramstore_suite (void)
   suite_add_tcase (s, tc);
   return s;
 }
+
+LB_UNIT_SUITE (ramstore_suite);

@@ -174,7 +174,7 @@ START_TEST (test_concurrent_queueing)
 }
 END_TEST
 
-Suite *
+static Suite *
 reclaim_suite (void)
 {
   Suite *s = suite_create ("reclaim");
@@ -188,3 +188,5 @@ reclaim_suite (void)
   suite_add_tcase (s, tc);
   return s;
 }
+
+LB_UNIT_SUITE (reclaim_suite);

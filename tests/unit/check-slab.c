@@ -243,7 +243,7 @@ START_TEST (test_discard_then_recycle_is_free_run)
 }
 END_TEST
 
-Suite *
+static Suite *
 slab_suite (void)
 {
   Suite *s = suite_create ("slab");
@@ -263,3 +263,5 @@ slab_suite (void)
   suite_add_tcase (s, tc);
   return s;
 }
+
+LB_UNIT_SUITE (slab_suite);

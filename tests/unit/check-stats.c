@@ -179,7 +179,7 @@ START_TEST (test_write_error_is_reported)
 }
 END_TEST
 
-Suite *
+static Suite *
 stats_suite (void)
 {
   Suite *s = suite_create ("stats");
@@ -198,3 +198,5 @@ stats_suite (void)
   suite_add_tcase (s, tc);
   return s;
 }
+
+LB_UNIT_SUITE (stats_suite);

@@ -319,7 +319,7 @@ START_TEST (test_file)
 }
 END_TEST
 
-Suite *
+static Suite *
 statsread_suite (void)
 {
   Suite *s = suite_create ("statsread");
@@ -335,3 +335,5 @@ statsread_suite (void)
   suite_add_tcase (s, tc);
   return s;
 }
+
+LB_UNIT_SUITE (statsread_suite);

@@ -867,7 +867,7 @@ START_TEST (test_concurrent_requests_and_cuts)
 }
 END_TEST
 
-Suite *
+static Suite *
 wcache_suite (void)
 {
   Suite *s = suite_create ("wcache");
@@ -891,3 +891,5 @@ wcache_suite (void)
   suite_add_tcase (s, tc);
   return s;
 }
+
+LB_UNIT_SUITE (wcache_suite);

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # File disks where the host has to cooperate (root only; a read-only
-# filesystem and a mounted device: test-file-refuses-mounted-device-and-ro-fs.sh):
+# filesystem and a mounted device: test-plugin-file-refuses-mounted-device-and-ro-fs.sh):
 #  - a file on a full filesystem: writes get ENOSPC, the data written
 #    before is intact and the server keeps answering;
 #  - a file whose reads fail with EIO (nbdkit's error filter behind

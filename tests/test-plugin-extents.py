@@ -253,7 +253,7 @@ def check_7e():
 
 
 def check_nbdinfo_map():
-    lbtest.require("nbdinfo")
+    lbtest.requires("nbdinfo")
     folio = 16 * KiB
     size = TiB
     where = 512 * GiB

@@ -313,7 +313,7 @@ def run_threads(target, args_of):
 
 def main():
     # LB_STRESS_PARAMS adds parameters, e.g. "file=PATH direct=on" to run
-    # the same races against a file disk (tests/test-stress-file.sh).
+    # the same races against a file disk (tests/test-plugin-stress-file.sh).
     extra = os.environ.get("LB_STRESS_PARAMS", "").split()
     with lbtest.Server("size=64M", "blksize=16k", "logical-blksize=4k",
                        *extra) as s:
