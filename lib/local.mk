@@ -35,7 +35,8 @@ lib_libdisk_la_SOURCES = \
 	lib/disk/store.h \
 	lib/disk/prng.h \
 	lib/disk/wcache.c lib/disk/wcache.h \
-	lib/disk/cutfifo.c lib/disk/cutfifo.h
+	lib/disk/cutfifo.c lib/disk/cutfifo.h \
+	lib/disk/crashlog.c lib/disk/crashlog.h
 
 # The C files of libcore, libdisk, libpattern and libstatsread, one a
 # line: the libFuzzer harnesses (scripts/fuzz.sh) are linked from these,
