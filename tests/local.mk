@@ -34,6 +34,7 @@ unit_lib_suites = \
 	tests/unit/check-reclaim.c \
 	tests/unit/check-statsread.c \
 	tests/unit/check-cutfifo.c \
+	tests/unit/check-crashlog.c \
 	tests/unit/check-nbdkitargs.c
 # server/: the process layer, the mkfs command line, kernel versions.
 unit_server_suites = \
