@@ -291,7 +291,7 @@ after_cut (struct run *run, struct disk *d, int *reached)
   *reached = CRASH_MOUNT;
   if (disk_mount (run, d) == -1)
     return CRASH_MOUNT;
-  export_env (run);
+  disks_export_env (run);
   *reached = CRASH_CHECK;
   if (run->opt.check && run_check (run) != 0)
     return CRASH_CHECK;

@@ -119,11 +119,6 @@ int run_teardown_step (struct run *run, char *const argv[]);
 int run_step_capture (struct run *run, char *const argv[], char *out,
                       size_t outlen);
 
-/* largeblock-run.c: export LARGEBLOCK_DEV, _MNT ... for the disks as
- * they are now.
- */
-void export_env (const struct run *run);
-
 /* Run the user's COMMAND (or --check's shell) in our process group,
  * forwarding a caught signal to it.  Returns the exit status
  * largeblock-run should have for it: its own, 128+N for a signal.
@@ -156,6 +151,12 @@ int disk_unmount (struct run *run, struct disk *d);
 int disk_detach_keep_server (struct run *run, struct disk *d);
 int disk_reattach (struct run *run, struct disk *d);
 int disk_mount (struct run *run, struct disk *d);
+
+/* disk.c: export LARGEBLOCK_DEV, _MNT ... for the disks as they are now
+ * (mounted or not), and the geometry's block sizes, for COMMAND, the
+ * crash test's --check and the workload after a re-attach.
+ */
+void disks_export_env (const struct run *run);
 
 /* crash.c: --crash-test.  crash_check_options refuses what makes no
  * sense (one line, -1); crash_add_params adds the FIFO and statsfile
