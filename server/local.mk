@@ -35,7 +35,8 @@ EXTRA_DIST += $(systemdunit_DATA) docs/vm-testing.md docs/crash-testing.md
 bin_PROGRAMS += server/largeblock-vm
 server_largeblock_vm_SOURCES = \
 	server/largeblock-vm.c server/vm.h \
-	server/vm-kernel.c server/vm-guest.c server/vm-qemu.c \
+	server/vm-step.c server/vm-kernel.c server/vm-guest.c \
+	server/vm-qemu.c \
 	server/kernel-version.c server/kernel-version.h \
 	server/plugin-choice.c server/plugin-choice.h \
 	server/proc.c server/proc.h \
