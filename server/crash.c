@@ -183,7 +183,7 @@ power_was_cut (void *arg)
   return w->st.cuts >= 1;
 }
 
-/* Ask for cut 1 ("cut 1", lib/cutfifo.h): the server cuts unless the
+/* Ask for cut 1 ("cut 1", lib/disk/cutfifo.h): the server cuts unless the
  * power has been cut already.
  */
 static int
