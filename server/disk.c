@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -154,22 +153,14 @@ disk_is_mounted (const struct disk *d)
     kstate_is_mounted_from (d->mnt_real, d->dev);
 }
 
-static bool
-unmounted (void *arg)
-{
-  struct disk *d = arg;
-
-  if (umount (d->mnt_real) == 0 || errno == EINVAL || errno == ENOENT)
-    return true;
-  return errno != EBUSY;
-}
-
-/* Unmount, retrying while busy; reports if it stays mounted. */
+/* Unmount, retrying while busy; reports if it stays mounted.  (mnt_real
+ * is the mount table's name for it: no symbolic link to follow.)
+ */
 static int
 unmount_filesystem (struct run *run, struct disk *d)
 {
   verbose (run, "unmounting %s", d->mnt);
-  proc_poll_until (unmounted, d, (BUSY_RETRIES - 1) * 200, 200, false);
+  kstate_unmount_retrying (d->mnt_real, NULL, NULL);
   if (!disk_is_mounted (d))
     return 0;
   fprintf (stderr,

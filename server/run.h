@@ -25,7 +25,6 @@
 
 #define PROG "largeblock-run"
 #define MAX_DISKS 16
-#define BUSY_RETRIES 25 /* x 200 ms: a busy unmount gets 5 s */
 
 struct options {
   const char *plugin;
