@@ -33,8 +33,8 @@ temporary directory it made and exits 128+N, writing no report.
 
 Environment: LARGEBLOCK_PLUGIN (the plugin .so; default the one built
 in this checkout, never an installed one by name), NBDKIT, LARGEBLOCK_RUN
-(server/largeblock-run), LARGEBLOCK_VM (server/largeblock-vm, default
-next to largeblock-run), LARGEBLOCK_VM_CACHE (as largeblock-vm's),
+(default server/run/largeblock-run), LARGEBLOCK_VM (default
+server/vm/largeblock-vm), LARGEBLOCK_VM_CACHE (as largeblock-vm's),
 LARGEBLOCK_BENCH_TMPFS (a tmpfs directory, default /dev/shm); run with a
 python3 that has the libnbd bindings.
 """
@@ -659,7 +659,7 @@ def limit_section(workdir, runtime, quick, progress):
 # ---- the kernel device: largeblock-run's nbdfuse + loop ----
 
 LARGEBLOCK_RUN = os.environ.get("LARGEBLOCK_RUN", os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "server",
+    os.path.dirname(os.path.abspath(__file__)), "..", "server", "run",
     "largeblock-run"))
 KERNEL_SECTOR = 16 * KiB
 KERNEL_DISK = 4 * GiB
@@ -877,7 +877,8 @@ def host_kernel_rows(workdir, runtime, reps, quick, progress):
 # ---- the guest paths: largeblock-vm under TCG ----
 
 LARGEBLOCK_VM = os.environ.get("LARGEBLOCK_VM", os.path.join(
-    os.path.dirname(LARGEBLOCK_RUN), "largeblock-vm"))
+    os.path.dirname(os.path.abspath(__file__)), "..", "server", "vm",
+    "largeblock-vm"))
 VM_ATTACHES = ("virtio", "nbd")
 VM_SERVERS = ("largeblock", "null")
 VM_LOGICAL, VM_PHYSICAL = 4 * KiB, 16 * KiB    # 6.12 refuses logical > 4k

@@ -66,11 +66,12 @@ tests_unit_check_server_SOURCES = \
 	tests/unit/check-mkfscmd.c \
 	tests/unit/check-proc.c \
 	tests/unit/check-kernel-version.c \
-	server/mkfscmd.c server/proc.c server/kernel-version.c
-tests_unit_check_server_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server
+	server/run/mkfscmd.c
+tests_unit_check_server_CPPFLAGS = $(AM_CPPFLAGS) \
+	-I$(top_srcdir)/server/common -I$(top_srcdir)/server/run
 tests_unit_check_server_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CAPNG_CFLAGS)
-tests_unit_check_server_LDADD = lib/libdisk.la lib/libcore.la $(CHECK_LIBS) \
-	$(CAPNG_LIBS)
+tests_unit_check_server_LDADD = server/common/libcommon.la \
+	lib/libdisk.la lib/libcore.la $(CHECK_LIBS) $(CAPNG_LIBS)
 
 check_PROGRAMS += tests/stress-ramstore
 tests_stress_ramstore_SOURCES = tests/stress-ramstore.c
@@ -185,7 +186,7 @@ EXTRA_DIST += $(docs_example_tests)
 integration_tests += tests/test-format.sh tests/test-spdx-every-source-file.sh
 EXTRA_DIST += scripts/check-format.sh scripts/spdx-check.sh
 
-# server/largeblock-run.
+# server/run/largeblock-run.
 integration_tests += \
 	tests/test-run-xfs-16k.sh \
 	tests/test-run-failures-leave-nothing.sh \

@@ -4,7 +4,7 @@
  *
  * This file reads the options and sequences the run: check everything
  * that can be checked before anything exists, set up each disk
- * (disk.c, through the chosen attach back end: attach-loop.c,
+ * (disk-steps.c, through the chosen attach back end: attach-loop.c,
  * attach-nbd.c), run the command or wait for a signal, tear down in
  * reverse order.  Children are started, waited for and stopped only
  * through proc.h, whose signal rules make every moment safe to be

@@ -78,8 +78,9 @@ void vm_verbose (const struct vm *vm, const char *fmt, ...)
   __attribute__ ((format (printf, 2, 3)));
 
 /* vm-step.c: where one of our own files is (largeblock-vm-helper,
- * largeblock-vm-init, largeblock-run): next to largeblock-vm, else in
- * the installed libexec directory.  0, or -1 if neither has it.
+ * largeblock-vm-init, largeblock-run): next to largeblock-vm (the
+ * scripts, in a build tree; every program, installed), else in the
+ * installed libexec directory.  0, or -1 if neither has it.
  */
 int vm_find_own_file (const char *name, char *path, size_t len);
 

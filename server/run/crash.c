@@ -16,7 +16,7 @@
  *
  * Owns the FIFO and statsfile it adds to the parameters (in the run's
  * private directory) and removes them at teardown.  Every resource
- * the re-attach makes is recorded by disk.c and the attach back end as
+ * the re-attach makes is recorded by disk-steps.c and the attach back end as
  * at set-up, so a signal at any stage leaves nothing behind.
  *
  * Single-threaded; signals are handled by proc.h's rules.
