@@ -15,8 +15,10 @@ server_vm_largeblock_vm_CFLAGS = $(AM_CFLAGS) $(CAPNG_CFLAGS) $(LIBNBD_CFLAGS)
 server_vm_largeblock_vm_LDADD = server/common/libcommon.la \
 	lib/libdisk.la lib/libcore.la $(CAPNG_LIBS) $(LIBNBD_LIBS)
 # The guest's /init and the file work, found next to largeblock-vm in the
-# build tree and here once installed.
-pkglibexec_SCRIPTS = server/vm/largeblock-vm-helper server/vm/largeblock-vm-init
+# build tree and here once installed; dist_, as automake leaves scripts
+# out of the tarball otherwise.
+dist_pkglibexec_SCRIPTS = server/vm/largeblock-vm-helper \
+	server/vm/largeblock-vm-init
 
 man_MANS += server/vm/largeblock-vm.1
 EXTRA_DIST += server/vm/largeblock-vm.pod docs/vm-testing.md
