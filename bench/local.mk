@@ -19,8 +19,8 @@ EXTRA_DIST += bench/largeblock-bench.py \
 BENCH_ENV = \
 	LARGEBLOCK_PLUGIN='$(abs_top_builddir)/plugins/largeblock/.libs/nbdkit-largeblock-plugin.so' \
 	LARGEBLOCK_COPY_COST='$(abs_top_builddir)/bench/copy-cost' \
-	LARGEBLOCK_RUN='$(abs_top_builddir)/server/largeblock-run' \
-	LARGEBLOCK_VM='$(abs_top_builddir)/server/largeblock-vm' \
+	LARGEBLOCK_RUN='$(abs_top_builddir)/server/run/largeblock-run' \
+	LARGEBLOCK_VM='$(abs_top_builddir)/server/vm/largeblock-vm' \
 	NBDKIT='$(NBDKIT)'
 
 # The whole benchmark: about 35 minutes; writes docs/performance.md.

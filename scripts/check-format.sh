@@ -42,7 +42,7 @@ fi
 
 if [ $# -eq 0 ]; then
     shopt -s nullglob
-    set -- lib/*.c lib/*.h plugins/largeblock/*.c server/*.c server/*.h \
+    set -- lib/*.c lib/*.h plugins/largeblock/*.c server/*/*.c server/*/*.h \
         tools/*.c tools/*.h tests/unit/*.c tests/unit/*.h tests/helpers/*.c \
         tests/*.c fuzz/*.c bench/*.c
 fi

@@ -5,7 +5,7 @@ An example is a code block right after an annotation that names it:
 
   Markdown (README.md, docs/*.md):   <!-- example: ID -->
                                      <!-- output: ID -->
-  POD (docs/*.pod):                  =for comment example: ID
+  POD (man pages):                   =for comment example: ID
                                      =for comment output: ID
 
 The annotation applies to the next code block (a fenced or 4-space

@@ -60,12 +60,13 @@ tests_unit_check_lib_LDADD = lib/libcutclass.la lib/libstatsread.la \
 check_PROGRAMS += tests/unit/check-server
 tests_unit_check_server_SOURCES = $(unit_runner_sources) \
 	$(unit_server_suites) \
-	server/mkfscmd.c server/proc.c server/kernel-version.c
-tests_unit_check_server_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/server \
+	server/run/mkfscmd.c
+tests_unit_check_server_CPPFLAGS = $(AM_CPPFLAGS) \
+	-I$(top_srcdir)/server/common -I$(top_srcdir)/server/run \
 	-DLB_UNIT_ALWAYS_FORK
 tests_unit_check_server_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(CAPNG_CFLAGS)
-tests_unit_check_server_LDADD = lib/libdisk.la lib/libcore.la $(CHECK_LIBS) \
-	$(CAPNG_LIBS)
+tests_unit_check_server_LDADD = server/common/libcommon.la \
+	lib/libdisk.la lib/libcore.la $(CHECK_LIBS) $(CAPNG_LIBS)
 
 # Each suite's test: its runner, on just that suite, one TAP line per
 # test case.  LB_VALGRIND: make check-valgrind (tests/harden.mk).
@@ -195,7 +196,7 @@ EXTRA_DIST += $(docs_example_tests)
 integration_tests += tests/test-format.sh tests/test-spdx-every-source-file.sh
 EXTRA_DIST += scripts/check-format.sh scripts/spdx-check.sh
 
-# server/largeblock-run.
+# server/run/largeblock-run.
 integration_tests += \
 	tests/test-run-xfs-16k.sh \
 	tests/test-run-failures-leave-nothing.sh \

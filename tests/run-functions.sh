@@ -11,7 +11,7 @@ requires nbdfuse
 requires fusermount3
 requires losetup
 
-LARGEBLOCK_RUN="$abs_top_builddir/server/largeblock-run"
+LARGEBLOCK_RUN="$abs_top_builddir/server/run/largeblock-run"
 export TMPDIR="$tmpdir"     # largeblock-run's private directory goes here
 
 # The last run's stderr, for assertions on messages.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """Every shell example in README.md, docs/crash-testing.md and the man
-pages (docs/*.pod) runs as written, and prints what the docs show.
+pages (MAN_PODS) runs as written, and prints what the docs show.
 
 The examples are read from the docs themselves (tests/docexamples.py): a
 code block annotated "example: ID" is run, and the blocks annotated
@@ -54,9 +54,12 @@ NBDKIT = shutil.which(os.environ.get("NBDKIT") or "nbdkit")
 if os.environ.get("NBDKIT_REAL"):
     os.environ["NBDKIT_REAL"] = shutil.which(os.environ["NBDKIT_REAL"])
 
+# The man pages: a program's beside it (server/run/, server/vm/,
+# tools/), the plugin's and the library's in docs/.
+MAN_PODS = ("docs/*.pod", "server/*/*.pod", "tools/*.pod")
 DOCS = ["README.md", "docs/crash-testing.md"] + sorted(
-    os.path.relpath(p, SRC) for p in glob.glob(os.path.join(SRC, "docs",
-                                                            "*.pod")))
+    os.path.relpath(p, SRC) for pattern in MAN_PODS
+    for p in glob.glob(os.path.join(SRC, pattern)))
 
 # The quick start's server, which the README's worked examples use; the
 # README and scripts/serve-example.sh must still say these parameters.
@@ -143,41 +146,41 @@ NOT_RUN = {
     "docs/crash-testing.md: for seed in $(seq 201 210); do":
         "ten crash tests with three writers, about a minute; "
         "not part of make check by design (the doc says so)",
-    "docs/largeblock-run.pod: largeblock-run --attach=nbd --mkfs=xfs "
+    "server/run/largeblock-run.pod: largeblock-run --attach=nbd --mkfs=xfs "
     "--mount blksize=16k \\": NBD + "; tests/test-run-attach-nbd-"
         "unavailable.sh checks the one-line refusal",
-    "docs/largeblock-run.pod: largeblock-run --fstests --mkfs=xfs "
+    "server/run/largeblock-run.pod: largeblock-run --fstests --mkfs=xfs "
     "blksize=16k logical-blksize=16k \\": FSTESTS,
-    "docs/largeblock-run.pod: for seed in $(seq 1 20); do":
+    "server/run/largeblock-run.pod: for seed in $(seq 1 20); do":
         "twenty crash tests of the reader's own ./my-workload; "
         "tests/test-run-crash-xfs.sh runs the same command line",
-    "docs/largeblock-run.pod: nbd-client -unix SOCKET /dev/nbdN "
+    "server/run/largeblock-run.pod: nbd-client -unix SOCKET /dev/nbdN "
     "-b LOGICAL": "a description of what --attach=nbd runs, not a command",
-    "docs/largeblock-verify.pod: losetup --find --show --sector-size 16384 "
+    "tools/largeblock-verify.pod: losetup --find --show --sector-size 16384 "
     "--direct-io=on disk.img": "names /dev/loop0 whichever device losetup "
         "finds; tests/test-verify-file-and-device.sh runs it on its own",
-    "docs/largeblock-verify.pod: largeblock-verify --write /dev/loop0":
+    "tools/largeblock-verify.pod: largeblock-verify --write /dev/loop0":
         "the README's copy of this example runs (readme-verify-refuses-fs)",
-    "docs/largeblock-verify.pod: largeblock-verify --write --seed 1234 "
+    "tools/largeblock-verify.pod: largeblock-verify --write --seed 1234 "
     "--size 1G nbd://server/disk": "a reader's own server and a restart "
         "in between; tests/test-verify-only-after-restart.sh does this",
-    "docs/largeblock-verify.pod: largeblock-verify --write --duration 300 "
+    "tools/largeblock-verify.pod: largeblock-verify --write --duration 300 "
     "--connections 8 --depth 16 \\": "a five-minute soak of a reader's "
         "server",
-    "docs/largeblock-vm.pod: largeblock-vm --attach=virtio blksize=16k "
+    "server/vm/largeblock-vm.pod: largeblock-vm --attach=virtio blksize=16k "
     "logical-blksize=4k size=1G \\": VM,
-    "docs/largeblock-vm.pod: largeblock-vm blksize=16k logical-blksize=4k "
+    "server/vm/largeblock-vm.pod: largeblock-vm blksize=16k logical-blksize=4k "
     "size=1G -- '": VM,
-    "docs/largeblock-vm.pod: largeblock-vm --attach=nbd --connections=2 "
+    "server/vm/largeblock-vm.pod: largeblock-vm --attach=nbd --connections=2 "
     "blksize=4k size=512M \\": VM,
-    "docs/largeblock-vm.pod: largeblock-vm --memory=2G blksize=4k size=8M "
+    "server/vm/largeblock-vm.pod: largeblock-vm --memory=2G blksize=4k size=8M "
     "-- \\": VM + "; tests/test-vm-docs-example-quoting.sh",
-    "docs/largeblock-vm.pod: largeblock-vm --attach=nbd blksize=16k "
+    "server/vm/largeblock-vm.pod: largeblock-vm --attach=nbd blksize=16k "
     "logical-blksize=16k size=1G \\": VM + " (tests/test-vm-nbd-16k.sh)",
-    "docs/largeblock-vm.pod: largeblock-vm \\":
+    "server/vm/largeblock-vm.pod: largeblock-vm \\":
         "needs the reader's downloaded kernel packages; "
         "tests/test-vm-kernel-deb-layouts.sh reads each layout",
-    "docs/largeblock-vm.pod: largeblock-vm --kernel=arch/x86/boot/bzImage "
+    "server/vm/largeblock-vm.pod: largeblock-vm --kernel=arch/x86/boot/bzImage "
     "\\": "needs the reader's own kernel build",
     "docs/nbdkit-largeblock-plugin.pod: nbdkit -U /tmp/lb.sock largeblock "
     "size=1G blksize=16k logical-blksize=4k":
@@ -263,8 +266,8 @@ class World:
         self._shims()
 
     def _shims(self):
-        links = {"largeblock-run": "server/largeblock-run",
-                 "largeblock-vm": "server/largeblock-vm",
+        links = {"largeblock-run": "server/run/largeblock-run",
+                 "largeblock-vm": "server/vm/largeblock-vm",
                  "largeblock-verify": "tools/largeblock-verify"}
         for name, rel in links.items():
             os.symlink(os.path.join(BUILD, rel), os.path.join(self.bin, name))

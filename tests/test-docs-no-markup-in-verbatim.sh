@@ -8,7 +8,10 @@ source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 requires perl
 
 found=0
-for pod in "$abs_top_srcdir"/docs/*.pod; do
+# Every man page: a program's beside it, the plugin's and the library's
+# in docs/.
+for pod in "$abs_top_srcdir"/docs/*.pod "$abs_top_srcdir"/server/*/*.pod \
+           "$abs_top_srcdir"/tools/*.pod; do
     # Paragraph mode; the verbatim paragraphs outside =begin/=end blocks.
     perl -00 -ne '
         $in_begin = 1 if /^=begin\b/;

@@ -8,7 +8,8 @@ the export reports minimum = logical-blksize, preferred = blksize,
 maximum = max-request, the exact size, a non-rotational medium, every
 capability (multi-conn, trim, zero, fast zero, FUA, cache, flush) and an
 export description naming the size and both block sizes.  Also
-`nbdkit PLUGIN --dump-plugin` prints the largeblock_* limits of the SPEC.
+`nbdkit PLUGIN --dump-plugin` prints the largeblock_* limits of
+nbdkit-largeblock-plugin(1)'s BLOCK SIZES.
 """
 import re
 import subprocess

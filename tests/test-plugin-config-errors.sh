@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
-# largeblock: every invalid startup configuration in the SPEC is refused
-# before anything is served -- nbdkit exits non-zero (not by a signal), the
+# largeblock: every invalid startup configuration (the rules of
+# nbdkit-largeblock-plugin(1)'s PARAMETERS) is refused before anything
+# is served -- nbdkit exits non-zero (not by a signal), the
 # --run command never runs -- and stderr carries exactly one
 # "largeblock: ..." line naming the parameter, the value and the rule.
 # The valid extremes (7E, 2^63-64k with 64k blocks, blksize=32M,

@@ -9,7 +9,8 @@ requests may start and end anywhere, also mid-folio):
   ranges, the map shows data (flags 0) at exactly the folios touched --
   folio granularity, not request granularity -- and holes elsewhere, with
   adjacent runs of the same kind coalesced into one extent;
-- trim, partial trim and NO_HOLE zero change the map as the SPEC says;
+- trim, partial trim and NO_HOLE zero change the map as
+  nbdkit-largeblock-plugin(1)'s DATA SEMANTICS says;
 - REQ_ONE returns exactly one extent, starting at the offset and ending
   at the end of its run or of the request, whichever comes first;
 - no reply -- for hundreds of offset/count pairs, many ending mid-folio or

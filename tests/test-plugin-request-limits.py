@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""The SPEC's request checks, at the edges of the 32-bit NBD count.
+"""The request checks of nbdkit-largeblock-plugin(1) (ALIGNMENT POLICY),
+at the edges of the 32-bit NBD count.
 
 On an 8G disk with 16k folios and 4k logical blocks:
 - a trim of 4 GiB - 4096 bytes at offset 0 completes, the range reads as

@@ -4,7 +4,7 @@
 # in one line naming the option and the rule, before anything starts.
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 
-run="$abs_top_builddir/server/largeblock-run"
+run="$abs_top_builddir/server/run/largeblock-run"
 export TMPDIR=$tmpdir
 geom=(size=512M blksize=16k logical-blksize=4k)
 

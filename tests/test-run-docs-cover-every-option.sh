@@ -6,17 +6,17 @@
 # README shows a crash loop.
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 
-pod="$abs_top_srcdir/docs/largeblock-run.pod"
+pod="$abs_top_srcdir/server/run/largeblock-run.pod"
 check_pod "$pod"
-"$abs_top_builddir/server/largeblock-run" --help >"$tmpdir/help" ||
+"$abs_top_builddir/server/run/largeblock-run" --help >"$tmpdir/help" ||
     fail "largeblock-run --help failed"
 options=$(check_pod_items "$pod" "$tmpdir/help" 11) || exit 1
 version=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$abs_top_builddir/config.h")
-[ "$("$abs_top_builddir/server/largeblock-run" --version)" = "largeblock-run $version" ] ||
+[ "$("$abs_top_builddir/server/run/largeblock-run" --version)" = "largeblock-run $version" ] ||
     fail "largeblock-run --version does not print 'largeblock-run $version'"
 for status in 10 11 12 13 14 15; do
     grep -q "^=item B<$status>" "$pod" || fail "exit status $status undocumented"
-    grep -qE "= $status, " "$abs_top_srcdir/server/crash.c" ||
+    grep -qE "= $status, " "$abs_top_srcdir/server/run/crash.c" ||
         fail "exit status $status is documented but crash.c has no such stage"
 done
 for var in LARGEBLOCK_DEV LARGEBLOCK_MNT LARGEBLOCK_CUT LARGEBLOCK_STATS; do

@@ -5,7 +5,7 @@
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 source "$abs_top_srcdir/tests/verify-functions.sh"
 
-pod="$abs_top_srcdir/docs/largeblock-verify.pod"
+pod="$abs_top_srcdir/tools/largeblock-verify.pod"
 check_pod "$pod"
 "$VERIFY" --help >"$tmpdir/help" || fail "largeblock-verify --help failed"
 options=$(check_pod_items "$pod" "$tmpdir/help" 12) || exit 1

@@ -8,7 +8,7 @@
 # as a function that sets LARGEBLOCK_MNT and runs what follows "--".
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 
-pod="$abs_top_srcdir/docs/largeblock-vm.pod"
+pod="$abs_top_srcdir/server/vm/largeblock-vm.pod"
 # The verbatim paragraph after the example's heading line, joined, and
 # its single-quoted guest command.
 cmd=$(perl -00 -ne '

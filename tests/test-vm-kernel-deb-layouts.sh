@@ -11,7 +11,7 @@
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 requires dpkg-deb
 
-helper="$abs_top_srcdir/server/largeblock-vm-helper"
+helper="$abs_top_srcdir/server/vm/largeblock-vm-helper"
 v=7.3.4+deb13-cloud-amd64
 
 # deb NAME PATH...: a package NAME holding the files (or, ending in /,

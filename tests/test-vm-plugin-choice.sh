@@ -1,14 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 # largeblock-vm serves the plugin installed with it, by its full path, as
-# largeblock-run does (server/plugin-choice.c) -- never the bare name,
+# largeblock-run does (server/common/plugin-choice.c) -- never the bare name,
 # which nbdkit would look up in its own plugin directory -- unless
 # --plugin or LARGEBLOCK_PLUGIN says otherwise; --verbose names it and
 # where the choice came from.  An invalid parameter stops it before it
 # starts anything, so no guest is booted.
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 
-vm="$abs_top_builddir/server/largeblock-vm"
+vm="$abs_top_builddir/server/vm/largeblock-vm"
 plugindir=$(sed -n 's/^plugindir = //p' "$abs_top_builddir/Makefile")
 [ -n "$plugindir" ] || fail "no plugindir in the Makefile"
 

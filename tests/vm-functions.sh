@@ -13,16 +13,16 @@ requires busybox
 requires socat
 requires nbd-client
 
-LARGEBLOCK_VM="$abs_top_builddir/server/largeblock-vm"
+LARGEBLOCK_VM="$abs_top_builddir/server/vm/largeblock-vm"
 export TMPDIR="$tmpdir"     # largeblock-vm's private directory goes here
 # The project's programs go into the guest from here.
-export PATH="$abs_top_builddir/tools:$abs_top_builddir/server:$PATH"
+export PATH="$abs_top_builddir/tools:$abs_top_builddir/server/run:$PATH"
 
 # requires_kernel_release RELEASE: fetch it into largeblock-vm's cache
 # now (once per machine), or skip the test saying why.
 requires_kernel_release () {
     local cache=${LARGEBLOCK_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/largeblock-vm}
-    if ! "$abs_top_srcdir/server/largeblock-vm-helper" fetch-kernel "$cache" "$1" \
+    if ! "$abs_top_srcdir/server/vm/largeblock-vm-helper" fetch-kernel "$cache" "$1" \
          >"$tmpdir/kernel" 2>"$tmpdir/kernel.err"; then
         echo "SKIP: no --kernel-release=$1 guest kernel: $(tail -1 "$tmpdir/kernel.err")"
         exit 77

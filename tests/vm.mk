@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# ---- make check-vm: guest kernels under QEMU (server/largeblock-vm) ----
+# ---- make check-vm: guest kernels under QEMU (server/vm/largeblock-vm) ----
 # Not part of make check: each test boots guests (TCG where KVM cannot
 # boot them) on the default guest kernel (>= 6.15, fetched once into
 # largeblock-vm's cache; the tests skip if it cannot be fetched), about

@@ -20,9 +20,9 @@ tools_largeblock_verify_CFLAGS = $(AM_CFLAGS) $(LIBNBD_CFLAGS) $(BLKID_CFLAGS)
 tools_largeblock_verify_LDADD = lib/libcutclass.la lib/libpattern.la lib/libalignedio.la \
 	lib/libdisk.la lib/libcore.la $(LIBNBD_LIBS) $(BLKID_LIBS)
 
-man_MANS += docs/largeblock-verify.1
-EXTRA_DIST += docs/largeblock-verify.pod
-docs/largeblock-verify.1: docs/largeblock-verify.pod
-	$(AM_V_GEN)$(MKDIR_P) docs && $(POD2MAN) --section=1 \
+man_MANS += tools/largeblock-verify.1
+EXTRA_DIST += tools/largeblock-verify.pod
+tools/largeblock-verify.1: tools/largeblock-verify.pod
+	$(AM_V_GEN)$(MKDIR_P) tools && $(POD2MAN) --section=1 \
 	  --center=largeblock --release=largeblock-$(VERSION) \
 	  --name=largeblock-verify $< $@

@@ -38,8 +38,8 @@ is the command.  Servers are tests/lbtest's Server (server.py).
 
 Environment: LARGEBLOCK_PLUGIN (the plugin .so; default the one built
 in this checkout, never an installed one by name), NBDKIT, LARGEBLOCK_RUN
-(server/largeblock-run), LARGEBLOCK_VM (server/largeblock-vm, default
-next to largeblock-run), LARGEBLOCK_VM_CACHE (as largeblock-vm's),
+(default server/run/largeblock-run), LARGEBLOCK_VM (default
+server/vm/largeblock-vm), LARGEBLOCK_VM_CACHE (as largeblock-vm's),
 LARGEBLOCK_BENCH_TMPFS (a tmpfs directory, default /dev/shm); run with a
 python3 that has the libnbd bindings.
 """

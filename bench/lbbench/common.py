@@ -22,7 +22,7 @@ PLUGIN = os.path.realpath(os.environ.get("LARGEBLOCK_PLUGIN") or BUILT_PLUGIN)
 NBDKIT = os.environ.get("NBDKIT", "nbdkit")
 COPY_COST = os.environ.get("LARGEBLOCK_COPY_COST")   # bench/copy-cost
 LARGEBLOCK_RUN = os.environ.get("LARGEBLOCK_RUN", os.path.join(
-    TOP, "server", "largeblock-run"))
+    TOP, "server", "run", "largeblock-run"))
 # The file section's disks and the kernel section's loop device's file.
 TMPFS = os.environ.get("LARGEBLOCK_BENCH_TMPFS", "/dev/shm")
 

@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 import time
 
-from .common import (VM_ATTACHES, GiB, KiB, LARGEBLOCK_RUN, MiB, NBDKIT,
+from .common import (VM_ATTACHES, GiB, KiB, LARGEBLOCK_RUN, MiB, NBDKIT, TOP,
                      PLUGIN, children, cpu_of, ratio, stop_child)
 from .fio import fio
 from .kernel_host import KERNEL_ROWS
@@ -19,7 +19,7 @@ from .teardown import done_with, held, on_teardown
 
 
 LARGEBLOCK_VM = os.environ.get("LARGEBLOCK_VM", os.path.join(
-    os.path.dirname(LARGEBLOCK_RUN), "largeblock-vm"))
+    TOP, "server", "vm", "largeblock-vm"))
 VM_SERVERS = ("largeblock", "null")
 VM_LOGICAL, VM_PHYSICAL = 4 * KiB, 16 * KiB    # 6.12 refuses logical > 4k
 

@@ -31,9 +31,10 @@ void lb_stats_count (struct lb_stats *s, enum lb_req_type type,
 void lb_stats_count_misaligned (struct lb_stats *s, enum lb_req_type type);
 void lb_stats_count_error (struct lb_stats *s, enum lb_req_type type);
 
-/* Write the SPEC's statistics object (the store's kind, geometry, folio
- * usage, counters by type, and for a write cache -- wcache.h, or NULL --
- * its "write_cache" object) followed by a newline.  Returns 0, or -1 with
+/* Write the statistics object of nbdkit-largeblock-plugin(1)'s
+ * STATISTICS (the store's kind, geometry, folio usage, counters by type,
+ * and for a write cache -- wcache.h, or NULL -- its "write_cache" object)
+ * followed by a newline.  Returns 0, or -1 with
  * errno from stdio.
  */
 int lb_stats_write_json (FILE *fp, const char *store_name,

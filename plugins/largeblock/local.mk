@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# largeblock: plugins/largeblock/ -- the nbdkit plugin and its man page.
+# largeblock: plugins/largeblock/ -- the nbdkit plugin, its man page, and
+# the systemd units that serve it as a long-lived export.
 
 plugin_LTLIBRARIES += plugins/largeblock/nbdkit-largeblock-plugin.la
 plugins_largeblock_nbdkit_largeblock_plugin_la_SOURCES = \
@@ -40,3 +41,11 @@ docs/nbdkit-largeblock-plugin.1: docs/nbdkit-largeblock-plugin.pod
 	$(AM_V_GEN)$(MKDIR_P) docs && $(POD2MAN) --section=1 \
 	  --center=largeblock --release=largeblock-$(VERSION) \
 	  --name=nbdkit-largeblock-plugin $< $@
+
+# systemd units for a long-lived export: nbdkit serving this plugin,
+# socket-activated (no program of server/ takes part); override with
+# make systemdunitdir=/lib/systemd/system
+systemdunitdir = $(prefix)/lib/systemd/system
+systemdunit_DATA = plugins/largeblock/largeblock.socket \
+	plugins/largeblock/largeblock.service
+EXTRA_DIST += $(systemdunit_DATA)

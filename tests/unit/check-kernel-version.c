@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* largeblock-run: server/kernel-version unit tests.
+/* largeblock-run: server/common/kernel-version unit tests.
  *
  * Releases as uname -r gives them (distribution suffixes, -rc, two-digit
  * minors, a major above 6) compare by major then minor; what does not

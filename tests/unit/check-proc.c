@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* largeblock-run: server/proc unit tests, with /bin/sh children.
+/* largeblock-run: server/common/proc unit tests, with /bin/sh children.
  *
  * Exit statuses and output come back; children start with default
  * signal handling and, when asked, their own process group, which a

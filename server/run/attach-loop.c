@@ -88,27 +88,28 @@ detach_one_loop (const char *dev, void *arg)
   return run_teardown_step (run, argv) == -1 ? 1 : 0;
 }
 
-static bool
-fuse_unmounted (void *arg)
+/* fusermount3 -u exits 1 with no errno to read: a failure while dir is
+ * still mounted counts as busy, and is tried again.
+ */
+static int
+fusermount_once (const char *dir, void *arg)
 {
-  struct disk *d = arg;
+  char *argv[] = { "fusermount3", "-u", (char *) dir, NULL };
 
-  return !kstate_is_mount_point (d->fuse_dir);
+  if (run_teardown_step (arg, argv) == 0 || !kstate_is_mount_point (dir))
+    return 0;
+  errno = EBUSY;
+  return -1;
 }
 
 static int
 unmount_fuse (struct run *run, struct disk *d)
 {
-  char *argv[] = { "fusermount3", "-u", d->fuse_dir, NULL };
-
   if (!kstate_is_mount_point (d->fuse_dir))
     return 0;
   verbose (run, "unmounting FUSE %s", d->fuse_dir);
-  for (int i = 0; i < BUSY_RETRIES; i++) {
-    if (run_teardown_step (run, argv) == 0 || fuse_unmounted (d))
-      return 0;
-    proc_sleep_ms (200, false);
-  }
+  if (kstate_unmount_retrying (d->fuse_dir, fusermount_once, run) == 0)
+    return 0;
   fprintf (stderr, PROG ": FUSE mount %s is still mounted\n", d->fuse_dir);
   return -1;
 }

@@ -4,7 +4,7 @@
  *
  * This file reads the options and sequences the run: check everything
  * that can be checked before anything exists, set up each disk
- * (disk.c, through the chosen attach back end: attach-loop.c,
+ * (disk-steps.c, through the chosen attach back end: attach-loop.c,
  * attach-nbd.c), run the command or wait for a signal, tear down in
  * reverse order.  Children are started, waited for and stopped only
  * through proc.h, whose signal rules make every moment safe to be
@@ -288,41 +288,6 @@ check_mkfs_geometry (const struct run *run)
 
 /* ---- command ---- */
 
-static void
-export_disk_env (const struct disk *d)
-{
-  char name[64], value[PATH_MAX + 32];
-  char suffix[16] = "";
-
-  if (d->idx > 0)
-    snprintf (suffix, sizeof suffix, "%d", d->idx);
-#define EXPORT(base, fmt, ...) \
-  do { \
-    snprintf (name, sizeof name, "%s%s", base, suffix); \
-    snprintf (value, sizeof value, fmt, __VA_ARGS__); \
-    setenv (name, value, 1); \
-  } while (0)
-  EXPORT ("LARGEBLOCK_DEV", "%s", d->dev);
-  EXPORT ("LARGEBLOCK_SOCKET", "%s", d->sock);
-  EXPORT ("LARGEBLOCK_URI", "nbd+unix:///?socket=%s", d->sock);
-  if (disk_is_mounted (d))
-    EXPORT ("LARGEBLOCK_MNT", "%s", d->mnt);
-#undef EXPORT
-}
-
-void
-export_env (const struct run *run)
-{
-  char value[32];
-
-  for (unsigned i = 0; i < run->nr_disks; i++)
-    export_disk_env (&run->disks[i]);
-  snprintf (value, sizeof value, "%u", run->geom.logical_bytes);
-  setenv ("LARGEBLOCK_LOGICAL_BLKSIZE", value, 1);
-  snprintf (value, sizeof value, "%u", run->geom.physical_bytes);
-  setenv ("LARGEBLOCK_PHYSICAL_BLKSIZE", value, 1);
-}
-
 /* Without COMMAND: one line a disk on stdout, "DEV MNT" as scripts
  * read it (the mount point, which may hold spaces, is the rest of the
  * line); the same labelled for people on stderr, and what ends the run.
@@ -432,7 +397,7 @@ main (int argc, char **argv)
 
   if (set_up (&run) == 0 && !proc_caught_signal () &&
       fstests_prepare (&run) == 0) {
-    export_env (&run);
+    disks_export_env (&run);
     if (run.opt.crash_test)
       status = crash_test (&run);
     else if (run.opt.command)

@@ -73,24 +73,26 @@ struct vm {
   bool kvm;
 };
 
-/* largeblock-vm.c: messages shown with --verbose. */
+/* vm-step.c: messages shown with --verbose. */
 void vm_verbose (const struct vm *vm, const char *fmt, ...)
   __attribute__ ((format (printf, 2, 3)));
 
-/* vm-kernel.c: where one of our own files is (largeblock-vm-helper,
- * largeblock-vm-init, largeblock-run): next to largeblock-vm, else in
- * the installed libexec directory.  0, or -1 if neither has it.
+/* vm-step.c: where one of our own files is (largeblock-vm-helper,
+ * largeblock-vm-init, largeblock-run): next to largeblock-vm (the
+ * scripts, in a build tree; every program, installed), else in the
+ * installed libexec directory.  0, or -1 if neither has it.
  */
 int vm_find_own_file (const char *name, char *path, size_t len);
 
-/* vm-kernel.c: run largeblock-vm-helper with args (NULL-terminated),
+/* vm-step.c: run largeblock-vm-helper with args (NULL-terminated),
  * keeping the end of its stdout in out (if outlen > 0); a signal stops
  * it.  0 if it exited 0, else -1 (it said why).
  */
 int vm_run_helper (const struct vm *vm, char *const args[], char *out,
                    size_t outlen);
 
-/* vm-kernel.c: the cache directory: $LARGEBLOCK_VM_CACHE, else
+/* vm-step.c: the cache directory (largeblock-vm-helper keeps what it
+ * fetches and packs there): $LARGEBLOCK_VM_CACHE, else
  * $XDG_CACHE_HOME/largeblock-vm, else ~/.cache/largeblock-vm.
  */
 void vm_cache_dir (char *dir, size_t len);

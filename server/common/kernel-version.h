@@ -6,8 +6,8 @@
  * with two numbers is never called older: a message that blames the
  * kernel must be sure.  Pure but for uname; no state.
  */
-#ifndef LARGEBLOCK_RUN_KERNEL_VERSION_H
-#define LARGEBLOCK_RUN_KERNEL_VERSION_H
+#ifndef LARGEBLOCK_COMMON_KERNEL_VERSION_H
+#define LARGEBLOCK_COMMON_KERNEL_VERSION_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,4 +21,4 @@ bool kernel_release_older_than (const char *release, int major, int minor);
 bool kernel_running_older_than (int major, int minor, char *release,
                                 size_t len);
 
-#endif /* LARGEBLOCK_RUN_KERNEL_VERSION_H */
+#endif /* LARGEBLOCK_COMMON_KERNEL_VERSION_H */

@@ -2,12 +2,12 @@
 /* largeblock-run: what the kernel says exists -- sysfs block device
  * attributes, loop devices by backing file, the mount table, who else
  * uses a block device, and a process's identity (start time,
- * executable).
+ * executable) -- and the one unmount loop that waits out a busy mount.
  *
  * Teardown and --cleanup ask these instead of trusting their own
  * records, because a step interrupted by a signal may or may not have
- * finished.  Pure reads (and one sysfs write, and an exclusive open
- * closed at once); no state; no locking.
+ * finished.  Reads (and one sysfs write, an exclusive open closed at
+ * once, and the unmount); no state; no locking.
  */
 #ifndef LARGEBLOCK_RUN_KSTATE_H
 #define LARGEBLOCK_RUN_KSTATE_H
@@ -58,6 +58,22 @@ int kstate_for_each_mount (int (*fn) (const struct kstate_mount *m, void *arg),
 
 /* Is dir a mount point now? */
 bool kstate_is_mount_point (const char *dir);
+
+/* One try at unmounting dir: 0 once it is unmounted, else -1 with errno
+ * set (EBUSY: worth another try).
+ */
+typedef int kstate_unmount_fn (const char *dir, void *arg);
+
+/* Unmount dir with try_once (dir, arg) -- NULL: umount2 (dir,
+ * UMOUNT_NOFOLLOW) -- trying again every 200 ms while it fails with
+ * EBUSY, 25 times at most (5 s): a loop device detached a moment ago
+ * lets go of its backing file only after the detach returned, so a
+ * mount under it stays busy for a while.  0, or -1 with the last try's
+ * errno (EBUSY if it stayed busy).  Sleeps; a caught signal does not
+ * shorten it (teardown runs to the end).
+ */
+int kstate_unmount_retrying (const char *dir, kstate_unmount_fn *try_once,
+                             void *arg);
 
 /* Is dir a mount point of block device dev (a path) now? */
 bool kstate_is_mounted_from (const char *dir, const char *dev);

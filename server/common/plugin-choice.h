@@ -2,8 +2,8 @@
 /* largeblock-run and largeblock-vm: which plugin their nbdkit serves.
  * Stateless.
  */
-#ifndef LARGEBLOCK_PLUGIN_CHOICE_H
-#define LARGEBLOCK_PLUGIN_CHOICE_H
+#ifndef LARGEBLOCK_COMMON_PLUGIN_CHOICE_H
+#define LARGEBLOCK_COMMON_PLUGIN_CHOICE_H
 
 #include <stddef.h>
 
@@ -14,4 +14,4 @@
 const char *plugin_choose (const char *opt, const char *prog, char *from,
                            size_t fromlen);
 
-#endif /* LARGEBLOCK_PLUGIN_CHOICE_H */
+#endif /* LARGEBLOCK_COMMON_PLUGIN_CHOICE_H */

@@ -9,7 +9,8 @@
  * else still uses (mounted elsewhere by COMMAND, say): that stays
  * attached, its server is never killed under it, and --cleanup finishes
  * later.  Set-up steps stop at a caught signal; teardown does not, and
- * runs to the end.
+ * runs to the end.  It also names the disks to COMMAND: the environment
+ * variables (LARGEBLOCK_DEV ...) that say what each disk is now.
  */
 #include <config.h>
 
@@ -17,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -153,22 +153,14 @@ disk_is_mounted (const struct disk *d)
     kstate_is_mounted_from (d->mnt_real, d->dev);
 }
 
-static bool
-unmounted (void *arg)
-{
-  struct disk *d = arg;
-
-  if (umount (d->mnt_real) == 0 || errno == EINVAL || errno == ENOENT)
-    return true;
-  return errno != EBUSY;
-}
-
-/* Unmount, retrying while busy; reports if it stays mounted. */
+/* Unmount, retrying while busy; reports if it stays mounted.  (mnt_real
+ * is the mount table's name for it: no symbolic link to follow.)
+ */
 static int
 unmount_filesystem (struct run *run, struct disk *d)
 {
   verbose (run, "unmounting %s", d->mnt);
-  proc_poll_until (unmounted, d, (BUSY_RETRIES - 1) * 200, 200, false);
+  kstate_unmount_retrying (d->mnt_real, NULL, NULL);
   if (!disk_is_mounted (d))
     return 0;
   fprintf (stderr,
@@ -275,4 +267,42 @@ teardown_disk (struct run *run, struct disk *d)
   if (d->sock[0])
     unlink (d->sock);
   return r;
+}
+
+/* LARGEBLOCK_DEV, _SOCKET, _URI and (if mounted) _MNT of one disk, with
+ * the disk's number after the name from the second disk on.
+ */
+static void
+export_disk_env (const struct disk *d)
+{
+  char name[64], value[PATH_MAX + 32];
+  char suffix[16] = "";
+
+  if (d->idx > 0)
+    snprintf (suffix, sizeof suffix, "%d", d->idx);
+#define EXPORT(base, fmt, ...) \
+  do { \
+    snprintf (name, sizeof name, "%s%s", base, suffix); \
+    snprintf (value, sizeof value, fmt, __VA_ARGS__); \
+    setenv (name, value, 1); \
+  } while (0)
+  EXPORT ("LARGEBLOCK_DEV", "%s", d->dev);
+  EXPORT ("LARGEBLOCK_SOCKET", "%s", d->sock);
+  EXPORT ("LARGEBLOCK_URI", "nbd+unix:///?socket=%s", d->sock);
+  if (disk_is_mounted (d))
+    EXPORT ("LARGEBLOCK_MNT", "%s", d->mnt);
+#undef EXPORT
+}
+
+void
+disks_export_env (const struct run *run)
+{
+  char value[32];
+
+  for (unsigned i = 0; i < run->nr_disks; i++)
+    export_disk_env (&run->disks[i]);
+  snprintf (value, sizeof value, "%u", run->geom.logical_bytes);
+  setenv ("LARGEBLOCK_LOGICAL_BLKSIZE", value, 1);
+  snprintf (value, sizeof value, "%u", run->geom.physical_bytes);
+  setenv ("LARGEBLOCK_PHYSICAL_BLKSIZE", value, 1);
 }

@@ -6,8 +6,8 @@
  * No state of its own; children are started and waited for through
  * proc.h, so its signal rules apply.
  */
-#ifndef LARGEBLOCK_RUN_SERVE_H
-#define LARGEBLOCK_RUN_SERVE_H
+#ifndef LARGEBLOCK_COMMON_SERVE_H
+#define LARGEBLOCK_COMMON_SERVE_H
 
 #include <limits.h>
 #include <stdbool.h>
@@ -54,4 +54,4 @@ int daemon_spawn (bool verbose, char *const argv[], bool drop_caps,
                   pid_t *pid);
 int daemon_wait_ready (const char *what, const char *pidfile, pid_t *pid);
 
-#endif /* LARGEBLOCK_RUN_SERVE_H */
+#endif /* LARGEBLOCK_COMMON_SERVE_H */

@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <ftw.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,20 +29,6 @@
 #include "proc.h"
 #include "serve.h"
 #include "vm.h"
-
-void
-vm_verbose (const struct vm *vm, const char *fmt, ...)
-{
-  va_list ap;
-
-  if (!vm->opt.verbose)
-    return;
-  va_start (ap, fmt);
-  fprintf (stderr, VM_PROG ": ");
-  vfprintf (stderr, fmt, ap);
-  fputc ('\n', stderr);
-  va_end (ap);
-}
 
 static void
 usage (FILE *fp)

@@ -32,7 +32,10 @@ static const char *const guest_tools[] = {
   "fsfreeze",  "fstrim",   "mkfs.ext4",  NULL
 };
 
-/* Our own programs, looked for next to largeblock-vm first. */
+/* Our own programs, looked for next to largeblock-vm first (installed,
+ * they all are), then on PATH (in a build tree they live in server/run/
+ * and tools/, which tests/vm-functions.sh puts on PATH).
+ */
 static const char *const own_programs[] = { "largeblock-run",
                                             "largeblock-verify", NULL };
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* largeblock-run: the process layer (see proc.h for what it owns and
- * its signal rules).
+/* largeblock-run and largeblock-vm: the process layer (see proc.h for
+ * what it owns and its signal rules).
  */
 #include <config.h>
 

@@ -25,7 +25,6 @@
 
 #define PROG "largeblock-run"
 #define MAX_DISKS 16
-#define BUSY_RETRIES 25 /* x 200 ms: a busy unmount gets 5 s */
 
 struct options {
   const char *plugin;
@@ -119,11 +118,6 @@ int run_teardown_step (struct run *run, char *const argv[]);
 int run_step_capture (struct run *run, char *const argv[], char *out,
                       size_t outlen);
 
-/* largeblock-run.c: export LARGEBLOCK_DEV, _MNT ... for the disks as
- * they are now.
- */
-void export_env (const struct run *run);
-
 /* Run the user's COMMAND (or --check's shell) in our process group,
  * forwarding a caught signal to it.  Returns the exit status
  * largeblock-run should have for it: its own, 128+N for a signal.
@@ -133,13 +127,13 @@ int run_user_command (struct run *run, char *const argv[]);
 /* Check the kernel's logical block size for dev against the geometry. */
 int check_logical_blksize (const struct run *run, const char *dev);
 
-/* disk.c: start_daemon (serve.h), recording the daemon in the journal
+/* disk-steps.c: start_daemon (serve.h), recording the daemon in the journal
  * the moment it has started, and again once it is ready.
  */
 int start_noted_daemon (struct run *run, const char *what, char *const argv[],
                         const char *pidfile, bool drop_caps, pid_t *pid);
 
-/* disk.c: set up disk d (server, attach, mkfs, mount); -1 on failure
+/* disk-steps.c: set up disk d (server, attach, mkfs, mount); -1 on failure
  * or a caught signal.  teardown_disk undoes whatever set-up may have
  * done, however far it got; signals do not interrupt it.
  */
@@ -147,7 +141,7 @@ int set_up_disk (struct run *run, struct disk *d);
 int teardown_disk (struct run *run, struct disk *d);
 bool disk_is_mounted (const struct disk *d);
 
-/* disk.c, for a crash test: unmount d's filesystem (-1 if it stays
+/* disk-steps.c, for a crash test: unmount d's filesystem (-1 if it stays
  * mounted); detach d's device but keep its server (-1 if anything of
  * the attachment is left); attach the same server's export again over
  * a new connection and mount it.  Set-up steps stop at a caught signal.
@@ -156,6 +150,12 @@ int disk_unmount (struct run *run, struct disk *d);
 int disk_detach_keep_server (struct run *run, struct disk *d);
 int disk_reattach (struct run *run, struct disk *d);
 int disk_mount (struct run *run, struct disk *d);
+
+/* disk-steps.c: export LARGEBLOCK_DEV, _MNT ... for the disks as they are now
+ * (mounted or not), and the geometry's block sizes, for COMMAND, the
+ * crash test's --check and the workload after a re-attach.
+ */
+void disks_export_env (const struct run *run);
 
 /* crash.c: --crash-test.  crash_check_options refuses what makes no
  * sense (one line, -1); crash_add_params adds the FIFO and statsfile

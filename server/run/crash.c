@@ -16,7 +16,7 @@
  *
  * Owns the FIFO and statsfile it adds to the parameters (in the run's
  * private directory) and removes them at teardown.  Every resource
- * the re-attach makes is recorded by disk.c and the attach back end as
+ * the re-attach makes is recorded by disk-steps.c and the attach back end as
  * at set-up, so a signal at any stage leaves nothing behind.
  *
  * Single-threaded; signals are handled by proc.h's rules.
@@ -183,7 +183,7 @@ power_was_cut (void *arg)
   return w->st.cuts >= 1;
 }
 
-/* Ask for cut 1 ("cut 1", lib/cutfifo.h): the server cuts unless the
+/* Ask for cut 1 ("cut 1", lib/disk/cutfifo.h): the server cuts unless the
  * power has been cut already.
  */
 static int
@@ -291,7 +291,7 @@ after_cut (struct run *run, struct disk *d, int *reached)
   *reached = CRASH_MOUNT;
   if (disk_mount (run, d) == -1)
     return CRASH_MOUNT;
-  export_env (run);
+  disks_export_env (run);
   *reached = CRASH_CHECK;
   if (run->opt.check && run_check (run) != 0)
     return CRASH_CHECK;

@@ -56,7 +56,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -303,16 +302,10 @@ unmount_leftover (struct leftovers *l, const char *dir)
   int saved_errno;
 
   verbose (l->run, "unmounting %s", dir);
-  /* A loop device detached a moment ago lets go of its file after the
-   * detach returns, so a FUSE mount under it can be busy for a while:
-   * retry as the live teardown does. */
-  for (int i = 0; umount2 (dir, UMOUNT_NOFOLLOW) == -1; i++) {
-    if (errno != EBUSY || i == BUSY_RETRIES)
-      goto failed;
-    proc_sleep_ms (200, false);
-  }
-  return true;
-failed:
+  /* A FUSE mount under a loop device detached a moment ago can be busy
+   * for a while: retried as the live teardown does. */
+  if (kstate_unmount_retrying (dir, NULL, NULL) == 0)
+    return true;
   saved_errno = errno;
   if (errno == EBUSY)
     busy_reason (dir, why, sizeof why);

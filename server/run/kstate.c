@@ -9,11 +9,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "kstate.h"
+#include "proc.h"
+
+#define BUSY_RETRIES 25 /* x BUSY_RETRY_MS: a busy unmount gets 5 s */
+#define BUSY_RETRY_MS 200
 
 void
 kstate_block_attr_path (char *path, size_t len, const char *dev,
@@ -272,6 +277,26 @@ first_holder (const char *dev, char *what, size_t len)
     }
   closedir (dir);
   return found;
+}
+
+static int
+umount_nofollow (const char *dir, void *arg)
+{
+  return umount2 (dir, UMOUNT_NOFOLLOW);
+}
+
+int
+kstate_unmount_retrying (const char *dir, kstate_unmount_fn *try_once,
+                         void *arg)
+{
+  if (try_once == NULL)
+    try_once = umount_nofollow;
+  for (int i = 0; try_once (dir, arg) == -1; i++) {
+    if (errno != EBUSY || i == BUSY_RETRIES)
+      return -1;
+    proc_sleep_ms (BUSY_RETRY_MS, false);
+  }
+  return 0;
 }
 
 bool

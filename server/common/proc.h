@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* largeblock-run: the process layer -- starting children, waiting for
- * them and for time to pass, stopping them, and the signals that
- * interrupt all of that.
+/* largeblock-run and largeblock-vm: the process layer -- starting
+ * children, waiting for them and for time to pass, stopping them, and
+ * the signals that interrupt all of that.
  *
  * Owns the program's signal state.  proc_init blocks SIGINT, SIGTERM,
  * SIGHUP and SIGCHLD for the rest of the program's life; they are
@@ -12,15 +12,15 @@
  *
  * Children start with default dispositions and an empty signal mask.
  * Helpers and daemons run in a process group of their own, so a
- * terminal's Ctrl-C reaches largeblock-run (and the user's command,
- * which stays in ours) but not them: largeblock-run decides what each
+ * terminal's Ctrl-C reaches the program (and the user's command,
+ * which stays in ours) but not them: the program decides what each
  * child gets, and when.  Both sides of the fork set the group, and the
  * child discards a group signal that reached it before it left ours.
  *
  * Single-threaded, like the program.
  */
-#ifndef LARGEBLOCK_RUN_PROC_H
-#define LARGEBLOCK_RUN_PROC_H
+#ifndef LARGEBLOCK_COMMON_PROC_H
+#define LARGEBLOCK_COMMON_PROC_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,7 +33,7 @@ enum proc_sink {
   PROC_PIPE,    /* a pipe the caller reads */
 };
 
-/* What a wait does when largeblock-run catches a signal meanwhile. */
+/* What a wait does when the program catches a signal meanwhile. */
 enum proc_on_signal {
   PROC_STOP,    /* set-up step: pass the signal to the
                  * child's process group, SIGKILL it if it
@@ -135,4 +135,4 @@ const char *proc_status_text (int status, char *buf, size_t len);
 /* Is name an executable file in one of $PATH's directories? */
 bool proc_in_path (const char *name);
 
-#endif /* LARGEBLOCK_RUN_PROC_H */
+#endif /* LARGEBLOCK_COMMON_PROC_H */
