@@ -19,6 +19,8 @@
 
 #define BUSY_RETRIES 25 /* x BUSY_RETRY_MS: a busy unmount gets 5 s */
 #define BUSY_RETRY_MS 200
+#define EXCL_RETRIES 10 /* x EXCL_RETRY_MS: a held device is held 1 s on */
+#define EXCL_RETRY_MS 100
 
 void
 kstate_block_attr_path (char *path, size_t len, const char *dev,
@@ -313,14 +315,22 @@ kstate_device_user (const char *dev, char *what, size_t len)
       first_holder (dev, what, len))
     return true;
   /* What else the kernel keeps from an exclusive open (a mount in
-   * another mount namespace, a tool like mkfs). */
-  fd = open (dev, O_RDONLY | O_EXCL | O_NONBLOCK | O_CLOEXEC);
-  if (fd >= 0) {
-    close (fd);
-    return false;
+   * another mount namespace, a tool like mkfs).  A claim only for a
+   * moment -- a filesystem just unmounted giving its device back, a
+   * probe -- is not a user: only one that outlasts EXCL_RETRIES tries
+   * counts.  On a loaded machine --cleanup saw such a moment and blamed
+   * "another process". */
+  for (int i = 0; i <= EXCL_RETRIES; i++) {
+    fd = open (dev, O_RDONLY | O_EXCL | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) {
+      close (fd);
+      return false;
+    }
+    if (errno != EBUSY)
+      return false;
+    if (i < EXCL_RETRIES)
+      proc_sleep_ms (EXCL_RETRY_MS, false);
   }
-  if (errno != EBUSY)
-    return false;
   snprintf (what, len, "open exclusively by another process or namespace");
   return true;
 }

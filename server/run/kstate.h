@@ -80,9 +80,10 @@ bool kstate_is_mounted_from (const char *dir, const char *dev);
 
 /* Is block device dev (a path) in use by someone: mounted (by its
  * device number or its mount source), held by another block device
- * (/sys/block/NAME/holders) or opened exclusively?  If so, fills
- * what[len] with "mounted on DIR", "held by /dev/dm-0" or why, and
- * returns true.  Reads, and an exclusive open closed at once.
+ * (/sys/block/NAME/holders) or opened exclusively for more than a
+ * second?  If so, fills what[len] with "mounted on DIR", "held by
+ * /dev/dm-0" or why, and returns true.  Reads, and exclusive opens
+ * closed at once.
  */
 bool kstate_device_user (const char *dev, char *what, size_t len);
 
