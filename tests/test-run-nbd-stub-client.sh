@@ -82,9 +82,17 @@ reset_fake () {
 }
 
 # "${fake_ns[@]}" CMD...: CMD in a mount namespace seeing the fake
-# devices; CMD keeps the pid, so it can be signalled.
+# devices; CMD keeps the pid, so it can be signalled.  The namespace
+# starts with a copy of every mount, other tests' filesystems and FUSE
+# mounts on loop devices among them, and a copy keeps a filesystem and
+# its device busy after its owner unmounted it (their teardown then
+# found the loop device "open exclusively by another namespace"): so
+# they are detached from the copy first.
 fake_ns=(unshare --mount --propagation private -- /bin/sh -c '
     f=$1; shift
+    findmnt -rn -o TARGET,SOURCE,FSTYPE | while read -r t s y; do
+        case $s:$y in /dev/loop*|/dev/nbd*|*:fuse*) umount -l "$t" ;; esac
+    done 2>/dev/null
     mount --bind "$f/block" /sys/block &&
     mount --bind "$f/module" /sys/module &&
     mount -t tmpfs tmpfs "$f/dev" &&
