@@ -121,7 +121,8 @@ lb_crashlog_create (const char *path, const struct lb_crashlog_geometry *g,
   if (limit < LB_CRASHLOG_MIN_LIMIT) {
     lb_fail (EINVAL, err, errlen,
              "crash-log-size=%" PRIu64 ": must be at least %d bytes "
-             "(the header and one record)", limit, LB_CRASHLOG_MIN_LIMIT);
+             "(the header and one record)",
+             limit, LB_CRASHLOG_MIN_LIMIT);
     return NULL;
   }
   log = calloc (1, sizeof *log);
@@ -155,8 +156,8 @@ fail:
 }
 
 static void
-encode_record (uint8_t *h, enum lb_crashlog_type type, bool fua,
-               uint64_t seq, uint64_t epoch, uint64_t offset, uint64_t length)
+encode_record (uint8_t *h, enum lb_crashlog_type type, bool fua, uint64_t seq,
+               uint64_t epoch, uint64_t offset, uint64_t length)
 {
   memset (h, 0, LB_CRASHLOG_RECORD_SIZE);
   memcpy (h, record_magic, 4);
@@ -170,8 +171,8 @@ encode_record (uint8_t *h, enum lb_crashlog_type type, bool fua,
 
 static int
 append_locked (struct lb_crashlog *log, enum lb_crashlog_type type, bool fua,
-               uint64_t offset, uint64_t length, const void *data,
-               char *err, size_t errlen)
+               uint64_t offset, uint64_t length, const void *data, char *err,
+               size_t errlen)
 {
   uint64_t data_bytes = type == LB_CRASHLOG_WRITE ? padded (length) : 0;
   uint64_t size = LB_CRASHLOG_RECORD_SIZE + data_bytes;
@@ -270,9 +271,9 @@ struct lb_crashlog_reader {
   int fd;
   char *path;
   struct lb_crashlog_geometry g;
-  uint64_t pos;       /* byte offset of the next record */
-  uint64_t seq;       /* the next record's expected sequence number */
-  uint64_t epoch;     /* the next record's expected epoch */
+  uint64_t pos;   /* byte offset of the next record */
+  uint64_t seq;   /* the next record's expected sequence number */
+  uint64_t epoch; /* the next record's expected epoch */
   void *data;
   size_t data_cap;
 };
@@ -303,23 +304,26 @@ read_exact (int fd, void *buf, size_t len)
 }
 
 static int
-check_header (struct lb_crashlog_reader *r, const uint8_t *h,
-              uint64_t *limit, char *err, size_t errlen)
+check_header (struct lb_crashlog_reader *r, const uint8_t *h, uint64_t *limit,
+              char *err, size_t errlen)
 {
   static const uint8_t zeroes[32];
 
   if (memcmp (h, header_magic, 8) != 0)
-    return lb_fail (EINVAL, err, errlen, "%s: not a largeblock crash log "
-                    "(no \"LBCRLOG1\" at its start)", r->path);
+    return lb_fail (EINVAL, err, errlen,
+                    "%s: not a largeblock crash log "
+                    "(no \"LBCRLOG1\" at its start)",
+                    r->path);
   r->g.disk_size = get64 (h + 8);
   r->g.blksize = get32 (h + 16);
   r->g.logical_blksize = get32 (h + 20);
   *limit = get64 (h + 24);
   if (memcmp (h + 32, zeroes, sizeof zeroes) != 0 || r->g.blksize == 0 ||
       r->g.logical_blksize == 0 || r->g.blksize % r->g.logical_blksize)
-    return lb_fail (EINVAL, err, errlen, "%s: damaged crash log header "
-                    "(block sizes %" PRIu32 "/%" PRIu32 ")", r->path,
-                    r->g.blksize, r->g.logical_blksize);
+    return lb_fail (EINVAL, err, errlen,
+                    "%s: damaged crash log header "
+                    "(block sizes %" PRIu32 "/%" PRIu32 ")",
+                    r->path, r->g.blksize, r->g.logical_blksize);
   return 0;
 }
 
@@ -355,11 +359,11 @@ lb_crashlog_reader_open (const char *path, struct lb_crashlog_geometry *g,
   *g = r->g;
   return r;
 
-fail: {
-    int saved = errno;
-    lb_crashlog_reader_close (r);
-    errno = saved;
-  }
+fail : {
+  int saved = errno;
+  lb_crashlog_reader_close (r);
+  errno = saved;
+}
   return NULL;
 }
 
@@ -413,8 +417,8 @@ read_data (struct lb_crashlog_reader *r, struct lb_crashlog_record *rec)
 
 int
 lb_crashlog_reader_next (struct lb_crashlog_reader *r,
-                         struct lb_crashlog_record *rec,
-                         char *err, size_t errlen)
+                         struct lb_crashlog_record *rec, char *err,
+                         size_t errlen)
 {
   uint8_t h[LB_CRASHLOG_RECORD_SIZE];
   const char *fault;
@@ -423,24 +427,30 @@ lb_crashlog_reader_next (struct lb_crashlog_reader *r,
   if (got == 0)
     return 0;
   if (got == -1)
-    return lb_fail (errno, err, errlen, "%s: record %" PRIu64 " at byte %"
-                    PRIu64 ": %s", r->path, r->seq, r->pos,
+    return lb_fail (errno, err, errlen,
+                    "%s: record %" PRIu64 " at byte %" PRIu64 ": %s", r->path,
+                    r->seq, r->pos,
                     errno == EINVAL ? "cut short" : strerror (errno));
   *rec = (struct lb_crashlog_record) {
-    .type = h[4], .fua = h[5] & LB_CRASHLOG_FUA, .seq = get64 (h + 8),
-    .epoch = get64 (h + 16), .offset = get64 (h + 24),
+    .type = h[4],
+    .fua = h[5] & LB_CRASHLOG_FUA,
+    .seq = get64 (h + 8),
+    .epoch = get64 (h + 16),
+    .offset = get64 (h + 24),
     .length = get64 (h + 32),
   };
   fault = record_fault (r, h, rec);
   if (fault)
-    return lb_fail (EINVAL, err, errlen, "%s: record %" PRIu64 " at byte %"
-                    PRIu64 ": %s", r->path, r->seq, r->pos, fault);
+    return lb_fail (EINVAL, err, errlen,
+                    "%s: record %" PRIu64 " at byte %" PRIu64 ": %s", r->path,
+                    r->seq, r->pos, fault);
   if (rec->type == LB_CRASHLOG_WRITE && read_data (r, rec) == -1)
-    return lb_fail (errno, err, errlen, "%s: record %" PRIu64 " at byte %"
-                    PRIu64 ": its data %s", r->path, r->seq, r->pos,
+    return lb_fail (errno, err, errlen,
+                    "%s: record %" PRIu64 " at byte %" PRIu64 ": its data %s",
+                    r->path, r->seq, r->pos,
                     errno == EINVAL ? "is cut short" : strerror (errno));
-  r->pos += sizeof h + (rec->type == LB_CRASHLOG_WRITE ? padded (rec->length)
-                                                        : 0);
+  r->pos += sizeof h +
+    (rec->type == LB_CRASHLOG_WRITE ? padded (rec->length) : 0);
   r->seq++;
   if (rec->type == LB_CRASHLOG_FLUSH)
     r->epoch++;

@@ -57,7 +57,8 @@
 #define LB_CRASHLOG_HEADER_SIZE 64
 #define LB_CRASHLOG_RECORD_SIZE 40
 /* The smallest limit: the header and one flush. */
-#define LB_CRASHLOG_MIN_LIMIT (LB_CRASHLOG_HEADER_SIZE + LB_CRASHLOG_RECORD_SIZE)
+#define LB_CRASHLOG_MIN_LIMIT \
+  (LB_CRASHLOG_HEADER_SIZE + LB_CRASHLOG_RECORD_SIZE)
 
 enum lb_crashlog_type {
   LB_CRASHLOG_WRITE = 1,
@@ -93,8 +94,8 @@ struct lb_crashlog;
  */
 struct lb_crashlog *lb_crashlog_create (const char *path,
                                         const struct lb_crashlog_geometry *g,
-                                        uint64_t limit,
-                                        char *err, size_t errlen);
+                                        uint64_t limit, char *err,
+                                        size_t errlen);
 
 /* Append a write, trim or zero (data only for a write), or a flush
  * (offset, length 0, data NULL).  Returns 0, or -1 with errno (ENOSPC:
@@ -131,8 +132,8 @@ lb_crashlog_reader_open (const char *path, struct lb_crashlog_geometry *g,
  * a damaged or cut-short record (or the errno of a failed read).
  */
 int lb_crashlog_reader_next (struct lb_crashlog_reader *r,
-                             struct lb_crashlog_record *rec,
-                             char *err, size_t errlen);
+                             struct lb_crashlog_record *rec, char *err,
+                             size_t errlen);
 
 void lb_crashlog_reader_close (struct lb_crashlog_reader *r);
 

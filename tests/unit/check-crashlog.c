@@ -25,7 +25,9 @@
 #include "crashlog.h"
 
 static const struct lb_crashlog_geometry geo = {
-  .disk_size = 1 << 20, .blksize = 16384, .logical_blksize = 4096,
+  .disk_size = 1 << 20,
+  .blksize = 16384,
+  .logical_blksize = 4096,
 };
 static char dir[] = "/tmp/lbcrashlog.XXXXXX";
 static char path[64];
@@ -62,8 +64,9 @@ static void
 append_ok (struct lb_crashlog *log, enum lb_crashlog_type type, bool fua,
            uint64_t offset, uint64_t length, const void *data)
 {
-  ck_assert_msg (lb_crashlog_append (log, type, fua, offset, length, data,
-                                     err, sizeof err) == 0, "%s", err);
+  ck_assert_msg (lb_crashlog_append (log, type, fua, offset, length, data, err,
+                                     sizeof err) == 0,
+                 "%s", err);
 }
 
 static struct lb_crashlog_reader *
@@ -125,10 +128,11 @@ START_TEST (test_round_trip)
   /* Header, 6 records, 16384 + 8 (5 padded) bytes of data. */
   ck_assert_uint_eq (lb_crashlog_bytes (log),
                      LB_CRASHLOG_HEADER_SIZE + 6 * LB_CRASHLOG_RECORD_SIZE +
-                     16384 + 8);
+                       16384 + 8);
   ck_assert_int_eq (lb_crashlog_close (log, err, sizeof err), 0);
-  ck_assert_uint_eq (file_size (), LB_CRASHLOG_HEADER_SIZE +
-                     6 * LB_CRASHLOG_RECORD_SIZE + 16384 + 8);
+  ck_assert_uint_eq (file_size (),
+                     LB_CRASHLOG_HEADER_SIZE + 6 * LB_CRASHLOG_RECORD_SIZE +
+                       16384 + 8);
 
   r = open_reader ();
   expect_record (r, LB_CRASHLOG_WRITE, false, 0, 0, 16384, sizeof a);
@@ -159,7 +163,8 @@ START_TEST (test_never_overwrites)
   log = lb_crashlog_create (path, &geo, 4096, err, sizeof err);
   ck_assert_ptr_null (log);
   ck_assert_int_eq (errno, EEXIST);
-  ck_assert_msg (strstr (err, "crash-log=") && strstr (err, "never overwritten"),
+  ck_assert_msg (strstr (err, "crash-log=") &&
+                   strstr (err, "never overwritten"),
                  "%s", err);
 
   snprintf (link, sizeof link, "%s/link", dir);
@@ -181,14 +186,17 @@ START_TEST (test_full_log_refuses_and_keeps_the_file)
 
   append_ok (log, LB_CRASHLOG_WRITE, false, 0, 8, d);
   ck_assert_int_eq (lb_crashlog_append (log, LB_CRASHLOG_WRITE, false, 0, 16,
-                                        d, err, sizeof err), -1);
+                                        d, err, sizeof err),
+                    -1);
   ck_assert_int_eq (errno, ENOSPC);
   ck_assert_msg (strstr (err, "is full") && strstr (err, "crash-log-size") &&
-                 strchr (err, '\n') == NULL, "%s", err);
+                   strchr (err, '\n') == NULL,
+                 "%s", err);
   /* A flush still fits. */
   append_ok (log, LB_CRASHLOG_FLUSH, false, 0, 0, NULL);
   ck_assert_int_eq (lb_crashlog_append (log, LB_CRASHLOG_FLUSH, false, 0, 0,
-                                        NULL, err, sizeof err), -1);
+                                        NULL, err, sizeof err),
+                    -1);
   ck_assert_int_eq (errno, ENOSPC);
   ck_assert_uint_eq (file_size (), limit);
   lb_crashlog_close (log, err, sizeof err);
@@ -203,8 +211,9 @@ END_TEST
 
 START_TEST (test_limit_too_small)
 {
-  ck_assert_ptr_null (lb_crashlog_create (path, &geo, LB_CRASHLOG_MIN_LIMIT - 1,
-                                          err, sizeof err));
+  ck_assert_ptr_null (lb_crashlog_create (path, &geo,
+                                          LB_CRASHLOG_MIN_LIMIT - 1, err,
+                                          sizeof err));
   ck_assert_int_eq (errno, EINVAL);
   ck_assert_msg (strstr (err, "crash-log-size="), "%s", err);
   ck_assert_int_eq (access (path, F_OK), -1);
@@ -216,10 +225,12 @@ START_TEST (test_bad_appends)
   struct lb_crashlog *log = make_log (4096);
 
   ck_assert_int_eq (lb_crashlog_append (log, LB_CRASHLOG_FLUSH, false, 0, 512,
-                                        NULL, err, sizeof err), -1);
+                                        NULL, err, sizeof err),
+                    -1);
   ck_assert_int_eq (errno, EINVAL);
   ck_assert_int_eq (lb_crashlog_append (log, LB_CRASHLOG_WRITE, false, 0, 512,
-                                        NULL, err, sizeof err), -1);
+                                        NULL, err, sizeof err),
+                    -1);
   ck_assert_int_eq (errno, EINVAL);
   ck_assert_uint_eq (lb_crashlog_bytes (log), LB_CRASHLOG_HEADER_SIZE);
   lb_crashlog_close (log, err, sizeof err);
@@ -306,8 +317,8 @@ append_many (void *opaque)
                                            : LB_CRASHLOG_WRITE;
     uint64_t len = t == LB_CRASHLOG_FLUSH ? 0 : sizeof data;
     if (lb_crashlog_append (log, t, false, 0, len,
-                            t == LB_CRASHLOG_FLUSH ? NULL : data,
-                            e, sizeof e) == -1)
+                            t == LB_CRASHLOG_FLUSH ? NULL : data, e,
+                            sizeof e) == -1)
       return (void *) 1;
   }
   return NULL;
