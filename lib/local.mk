@@ -26,6 +26,7 @@ lib_libdisk_la_SOURCES = \
 	lib/disk/disk.c lib/disk/disk.h \
 	lib/disk/extents.c lib/disk/extents.h \
 	lib/disk/filestore.c lib/disk/filestore.h \
+	lib/disk/locking.c lib/disk/locking.h \
 	lib/disk/nbdkitargs.c lib/disk/nbdkitargs.h \
 	lib/disk/params.c lib/disk/params.h \
 	lib/disk/ramstore.c lib/disk/ramstore.h \
