@@ -35,7 +35,8 @@ lib_libdisk_la_SOURCES = \
 	lib/disk/stats.c lib/disk/stats.h \
 	lib/disk/store.h \
 	lib/disk/prng.h \
-	lib/disk/wcache.c lib/disk/wcache.h \
+	lib/disk/wcache.c lib/disk/wcache.h lib/disk/wcache-impl.h \
+	lib/disk/wcache-cut.c \
 	lib/disk/cutfifo.c lib/disk/cutfifo.h
 
 # The C files of libcore, libdisk, libpattern and libstatsread, one a
