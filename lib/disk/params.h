@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the user-facing parameters.
  *
- * Owns the parameter names of the SPEC (size, blksize, logical-blksize,
+ * Owns the parameter names of nbdkit-largeblock-plugin(1)'s PARAMETERS
+ * (docs/nbdkit-largeblock-plugin.pod: size, blksize, logical-blksize,
  * max-request, misaligned, memory-limit, statsfile, file, direct,
  * keep-capabilities, and the volatile write cache's write-cache,
  * write-cache-size, power-cut-mode, power-cut-seed, power-cut-after,
