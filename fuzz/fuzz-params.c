@@ -4,7 +4,8 @@
  *
  * Input: "key=value" lines.  Properties: never crashes or leaks; every
  * refusal is a non-empty one-line message; an accepted geometry obeys
- * every rule of the SPEC, and folio/sector translations stay in range.
+ * every rule of nbdkit-largeblock-plugin(1), and folio/sector
+ * translations stay in range.
  */
 #include <config.h>
 

@@ -4,7 +4,10 @@
  * Every lib function that can fail returns -1 (or NULL) with errno set to
  * what a client or caller should see, and writes one line naming the
  * parameter, the value and the rule into a caller's buffer.  lb_fail does
- * both.  No state; safe from any thread.
+ * both, and keeps no state.  The one state here is per thread: a fault
+ * code (lb_set_fault, lb_take_fault) that says why the calling thread's
+ * last request failed, in a thread-local variable -- so every function is
+ * safe from any thread, and no thread sees another's fault.
  */
 #ifndef LARGEBLOCK_ERROR_H
 #define LARGEBLOCK_ERROR_H

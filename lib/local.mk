@@ -26,6 +26,7 @@ lib_libdisk_la_SOURCES = \
 	lib/disk/disk.c lib/disk/disk.h \
 	lib/disk/extents.c lib/disk/extents.h \
 	lib/disk/filestore.c lib/disk/filestore.h \
+	lib/disk/locking.c lib/disk/locking.h \
 	lib/disk/nbdkitargs.c lib/disk/nbdkitargs.h \
 	lib/disk/params.c lib/disk/params.h \
 	lib/disk/ramstore.c lib/disk/ramstore.h \
@@ -34,7 +35,8 @@ lib_libdisk_la_SOURCES = \
 	lib/disk/stats.c lib/disk/stats.h \
 	lib/disk/store.h \
 	lib/disk/prng.h \
-	lib/disk/wcache.c lib/disk/wcache.h \
+	lib/disk/wcache.c lib/disk/wcache.h lib/disk/wcache-impl.h \
+	lib/disk/wcache-cut.c \
 	lib/disk/cutfifo.c lib/disk/cutfifo.h \
 	lib/disk/crashlog.c lib/disk/crashlog.h
 

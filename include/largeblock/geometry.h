@@ -61,10 +61,10 @@ struct lb_geometry {
 int lb_parse_size (const char *param, const char *str, uint64_t *bytes,
                    char *err, size_t errlen);
 
-/* Fill *g from raw values, checking every rule lb_geometry(3) lists
- * (nbdkit-largeblock-plugin(1)'s).  The *_str arguments are what the
- * user typed (NULL when the default was used) and only appear in
- * messages.  Returns 0, or -1 with errno = EINVAL and a
+/* Fill *g from raw values, checking every geometry rule of lb_geometry(3)
+ * and nbdkit-largeblock-plugin(1) (docs/lb_geometry.pod).  The *_str
+ * arguments are what the user typed (NULL when the default was used) and
+ * only appear in messages.  Returns 0, or -1 with errno = EINVAL and a
  * one-line "<param> <value> <rule>" message in err.
  */
 struct lb_geometry_request {

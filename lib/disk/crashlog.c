@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the crash log's writer and reader (crashlog.h has the
  * format).  The writer's state -- the file's size, the next sequence
- * number and epoch -- is guarded by log->lock, held for the whole of one
- * append, so a record goes out in one writev at the offset its sequence
- * number says.  The reader is single-threaded.
+ * number and epoch -- is guarded by log->lock (the last row of the lock
+ * order in locking.h), held for the whole of one append, so a record
+ * goes out in one writev at the offset its sequence number says.  The
+ * reader is single-threaded.
  */
 #include <config.h>
 
@@ -19,6 +20,7 @@
 
 #include "crashlog.h"
 #include "error.h"
+#include "locking.h"
 
 static const char header_magic[8] = "LBCRLOG1";
 static const char record_magic[4] = "LBRC";
@@ -26,12 +28,12 @@ static const uint8_t zero_pad[8];
 
 struct lb_crashlog {
   pthread_mutex_t lock;
-  int fd;
-  char *path;
-  uint64_t limit;
-  uint64_t bytes; /* lock */
-  uint64_t seq;   /* lock */
-  uint64_t epoch; /* lock */
+  int fd;         /* fixed */
+  char *path;     /* fixed */
+  uint64_t limit; /* fixed */
+  uint64_t bytes; /* log->lock */
+  uint64_t seq;   /* log->lock */
+  uint64_t epoch; /* log->lock */
 };
 
 static void
@@ -180,6 +182,7 @@ append_locked (struct lb_crashlog *log, enum lb_crashlog_type type, bool fua,
   struct iovec iov[3] = { { h, sizeof h } };
   int n = 1;
 
+  lb_assert_held_write (&log->lock);
   if (size > log->limit - log->bytes)
     return lb_fail (ENOSPC, err, errlen,
                     "crash-log=%s is full: %" PRIu64 " of its %" PRIu64
@@ -221,9 +224,9 @@ lb_crashlog_append (struct lb_crashlog *log, enum lb_crashlog_type type,
       (type == LB_CRASHLOG_WRITE && length && data == NULL))
     return lb_fail (EINVAL, err, errlen, "crash log: record type %d: %s",
                     (int) type, "unknown, or a write without data");
-  pthread_mutex_lock (&log->lock);
+  lb_mutex_lock (&log->lock);
   r = append_locked (log, type, fua, offset, length, data, err, errlen);
-  pthread_mutex_unlock (&log->lock);
+  lb_mutex_unlock (&log->lock);
   return r;
 }
 
@@ -232,9 +235,9 @@ lb_crashlog_epoch (struct lb_crashlog *log)
 {
   uint64_t e;
 
-  pthread_mutex_lock (&log->lock);
+  lb_mutex_lock (&log->lock);
   e = log->epoch;
-  pthread_mutex_unlock (&log->lock);
+  lb_mutex_unlock (&log->lock);
   return e;
 }
 
@@ -243,9 +246,9 @@ lb_crashlog_bytes (struct lb_crashlog *log)
 {
   uint64_t b;
 
-  pthread_mutex_lock (&log->lock);
+  lb_mutex_lock (&log->lock);
   b = log->bytes;
-  pthread_mutex_unlock (&log->lock);
+  lb_mutex_unlock (&log->lock);
   return b;
 }
 
@@ -268,8 +271,8 @@ lb_crashlog_close (struct lb_crashlog *log, char *err, size_t errlen)
 /* ---- reading ---- */
 
 struct lb_crashlog_reader {
-  int fd;
-  char *path;
+  int fd;     /* fixed */
+  char *path; /* fixed */
   struct lb_crashlog_geometry g;
   uint64_t pos;   /* byte offset of the next record */
   uint64_t seq;   /* the next record's expected sequence number */

@@ -37,8 +37,8 @@
  * When the next record would take the file past its limit the append
  * fails with ENOSPC and nothing is written: the caller fails that request
  * and applies nothing, so every change the disk made is in the log.
- * Appends from many threads are serialised by the log's own mutex, the
- * innermost lock of the plugin (lib/disk/locking.h): the caller appends
+ * Appends from many threads are serialised by the log's own mutex, a
+ * leaf, the last row of lib/disk/locking.h's lock order: the caller appends
  * while it holds the lock that orders the change on the disk, so the log
  * orders changes to one block as the disk did.
  *

@@ -4,7 +4,8 @@
  * The watcher thread polls the FIFO and a private pipe; lb_cutfifo_close
  * writes a byte into the pipe to stop it and joins it.  All fields are
  * written before the thread starts and read-only while it runs, except
- * the line buffer, which only the thread touches.
+ * the line buffer, which only the thread touches.  No lock of its own:
+ * the cut it asks for takes the write cache's (locking.h).
  *
  * Who may cut the power: the FIFO is the server's own.  A missing path
  * is made with mode 0600; an existing one must be a FIFO (not a link to

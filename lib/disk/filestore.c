@@ -4,9 +4,10 @@
  * Owns the open backing file (or block device), its direct I/O alignment,
  * the range lock below and the capabilities found at run time.
  *
- * Locking.  Requests are ordered per lock unit (the physical block, or
- * the direct I/O unit if that is larger) as the RAM store orders them per
- * folio: a unit is never seen half-written, half-trimmed or half-zeroed.
+ * Locking (the plugin's order is locking.h's).  Requests are ordered per
+ * claim unit (a folio, or the direct I/O unit if that is larger) as the
+ * RAM store orders them per folio: a unit is never seen half-written,
+ * half-trimmed or half-zeroed.
  * The host filesystem alone does not promise that (a buffered read racing
  * a write or a hole punch on the same page can copy a mix of both), and
  * with direct I/O a request that is not aligned to the device's unit
@@ -14,7 +15,7 @@
  * with another write to those units or it brings back stale bytes.
  *
  * So every operation claims the byte range it touches, rounded out to
- * whole lock units, in a range lock: shared for reads, exclusive for
+ * whole claim units, in a range lock: shared for reads, exclusive for
  * writes, trims and zeros.  A claim waits only for earlier claims that
  * overlap it and conflict (any pair but two shared ones), so requests to
  * different units never wait for each other however large they are, and
@@ -24,7 +25,7 @@
  *
  * No claim is held across fdatasync: a FUA write that cannot use
  * RWF_DSYNC syncs after its claim is dropped, before it returns.  The
- * write-zeros fallback claims one chunk at a time (each chunk whole lock
+ * write-zeros fallback claims one chunk at a time (each chunk whole claim
  * units, so per-unit atomicity holds).  Flush and extents take no claim.
  *
  * Capabilities discovered at run time (whether the filesystem can punch
@@ -65,6 +66,7 @@
 #include "filestore.h"
 #include "error.h"
 #include "extents.h"
+#include "locking.h"
 
 #define ZERO_CHUNK_BYTES (1u << 20)
 #define BOUNCE_BYTES (1u << 20) /* largest direct I/O bounce window */
@@ -75,18 +77,22 @@
  * the claiming thread's stack.
  */
 struct range_claim {
-  uint64_t lo, hi;
-  bool exclusive;
-  struct range_claim *prev, *next;
+  uint64_t lo, hi;                 /* fixed before it joins the list */
+  bool exclusive;                  /* fixed before it joins the list */
+  struct range_claim *prev, *next; /* the range lock's mutex */
 };
 
 struct range_lock {
-  pthread_mutex_t mutex; /* guards the list and nr_waiting only */
-  pthread_cond_t changed;
-  struct range_claim *oldest, *newest;
-  unsigned nr_waiting;
+  /* Protects the list and nr_waiting only, never any I/O: taken only
+   * inside claim_range and release_range (row 3 of locking.h's order).
+   */
+  pthread_mutex_t mutex;
+  pthread_cond_t changed;              /* mutex: a claim left */
+  struct range_claim *oldest, *newest; /* mutex */
+  unsigned nr_waiting;                 /* mutex */
 };
 
+/* Fixed after open but for the atomics (no lock) and the range lock. */
 struct filestore {
   struct lb_store store; /* must be first */
   const struct lb_geometry *g;
@@ -100,7 +106,10 @@ struct filestore {
   atomic_bool can_zero_range;
   atomic_bool can_dsync;
   _Atomic uint64_t peak_folios;
-  uint64_t lock_unit_bytes; /* physical block, or direct I/O unit */
+  /* The unit claims are rounded out to: a folio, or the direct I/O unit
+   * if that is larger.  Fixed.
+   */
+  uint64_t claim_unit_bytes;
   struct range_lock locks;
 };
 
@@ -143,15 +152,16 @@ claims_conflict (const struct range_claim *a, const struct range_claim *b)
 }
 
 static bool
-must_wait (const struct range_claim *c)
+must_wait_locked (const struct range_lock *l, const struct range_claim *c)
 {
+  lb_assert_held (&l->mutex);
   for (const struct range_claim *p = c->prev; p != NULL; p = p->prev)
     if (claims_conflict (p, c))
       return true;
   return false;
 }
 
-/* Claim [offset, offset + count) rounded out to whole lock units; returns
+/* Claim [offset, offset + count) rounded out to whole claim units; returns
  * once no older conflicting claim is left.
  */
 static void
@@ -160,25 +170,25 @@ claim_range (struct filestore *fs, struct range_claim *c, uint64_t count,
 {
   struct range_lock *l = &fs->locks;
 
-  c->lo = round_down (offset, fs->lock_unit_bytes);
-  c->hi = round_up (offset + count, fs->lock_unit_bytes);
+  c->lo = round_down (offset, fs->claim_unit_bytes);
+  c->hi = round_up (offset + count, fs->claim_unit_bytes);
   c->exclusive = exclusive;
   c->next = NULL;
-  pthread_mutex_lock (&l->mutex);
+  lb_mutex_lock (&l->mutex);
   c->prev = l->newest;
   if (l->newest)
     l->newest->next = c;
   else
     l->oldest = c;
   l->newest = c;
-  if (must_wait (c)) {
+  if (must_wait_locked (l, c)) {
     l->nr_waiting++;
     do
-      pthread_cond_wait (&l->changed, &l->mutex);
-    while (must_wait (c));
+      lb_cond_wait (&l->changed, &l->mutex);
+    while (must_wait_locked (l, c));
     l->nr_waiting--;
   }
-  pthread_mutex_unlock (&l->mutex);
+  lb_mutex_unlock (&l->mutex);
 }
 
 /* Keeps errno, so callers can release between a failure and its return. */
@@ -188,7 +198,7 @@ release_range (struct filestore *fs, struct range_claim *c)
   struct range_lock *l = &fs->locks;
   int saved = errno;
 
-  pthread_mutex_lock (&l->mutex);
+  lb_mutex_lock (&l->mutex);
   if (c->prev)
     c->prev->next = c->next;
   else
@@ -199,7 +209,7 @@ release_range (struct filestore *fs, struct range_claim *c)
     l->newest = c->prev;
   if (l->nr_waiting > 0)
     pthread_cond_broadcast (&l->changed);
-  pthread_mutex_unlock (&l->mutex);
+  lb_mutex_unlock (&l->mutex);
   errno = saved;
 }
 
@@ -465,15 +475,15 @@ file_trim (struct lb_store *s, uint32_t count, uint64_t offset)
   return r == -1 ? -1 : 0; /* trim is advisory where unsupported */
 }
 
-/* Write zeros over the range one claim at a time, each claim whole lock
+/* Write zeros over the range one claim at a time, each claim whole claim
  * units and at least ZERO_CHUNK_BYTES, so every unit is zeroed under a
  * single claim but a long request never holds all of its range.
  */
 static int
 write_zeros (struct filestore *fs, uint32_t count, uint64_t offset)
 {
-  const uint64_t span = fs->lock_unit_bytes > ZERO_CHUNK_BYTES
-    ? fs->lock_unit_bytes
+  const uint64_t span = fs->claim_unit_bytes > ZERO_CHUNK_BYTES
+    ? fs->claim_unit_bytes
     : ZERO_CHUNK_BYTES;
   const uint64_t end = offset + count;
   int r = 0;
@@ -880,7 +890,7 @@ setup_direct (struct filestore *fs, const char *path,
                     "I/O unit of %" PRIu32 " bytes, not a power of two",
                     path, fs->dio_align_bytes);
   if (fs->dio_align_bytes > fs->g->physical_bytes)
-    fs->lock_unit_bytes = fs->dio_align_bytes;
+    fs->claim_unit_bytes = fs->dio_align_bytes;
   if (fs->g->size_bytes % fs->dio_align_bytes != 0)
     return lb_fail (EINVAL, err, errlen,
                     "direct=on: size %" PRIu64 " of "
@@ -912,7 +922,7 @@ filestore_alloc (const struct lb_geometry *g, int fd, bool is_blockdev,
   fs->direct = direct;
   fs->dio_align_bytes = 1;
   fs->mem_align_bytes = 1;
-  fs->lock_unit_bytes = g->physical_bytes;
+  fs->claim_unit_bytes = g->physical_bytes;
   atomic_init (&fs->can_punch, true);
   atomic_init (&fs->can_zero_range, true);
   atomic_init (&fs->can_dsync, true);

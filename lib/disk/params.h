@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the user-facing parameters.
  *
- * Owns the parameter names nbdkit-largeblock-plugin(1) documents (size,
- * blksize, logical-blksize, max-request, misaligned, memory-limit,
- * statsfile, file, direct, keep-capabilities, and the volatile write
- * cache's write-cache, write-cache-size, power-cut-mode, power-cut-seed,
- * power-cut-after, power-cut-fifo), their parsing and
+ * Owns the parameter names of nbdkit-largeblock-plugin(1)'s PARAMETERS
+ * (docs/nbdkit-largeblock-plugin.pod: size, blksize, logical-blksize,
+ * max-request, misaligned, memory-limit, statsfile, file, direct,
+ * keep-capabilities, and the volatile write cache's write-cache,
+ * write-cache-size, power-cut-mode, power-cut-seed, power-cut-after,
+ * power-cut-fifo), their parsing and
  * the cross-parameter rules, so that the nbdkit plugin and the programs
  * that start it (largeblock-run) refuse exactly the same inputs with
  * exactly the same messages.

@@ -32,7 +32,10 @@
  *   and a write refused at the memory limit wait for the worker
  *   (lb_reclaim_wait), so what they see is exact.
  * - Counters (allocated, releasing, peak, charged) are atomics.
- * - No request holds two stripe locks at once, so there is no lock order.
+ * - No request holds two stripe locks at once, so there is no lock order
+ *   among them; against the plugin's other locks they are row 3 of
+ *   locking.h's table (a write cache above takes them under its own).
+ *   Functions that need a stripe's lock are *_locked and assert it.
  * - Each stripe owns a folio allocator (slab.h) used only under that
  *   stripe's write lock, so allocation takes no lock of its own.
  *
@@ -58,6 +61,7 @@
 #include <unistd.h>
 
 #include "extents.h"
+#include "locking.h"
 #include "ramstore.h"
 #include "reclaim.h"
 #include "slab.h"
@@ -71,11 +75,19 @@ struct node {
   _Atomic (void *) slot[NODE_SLOTS];
 };
 
-struct stripe {
+struct ram_stripe {
+  /* Protects the folio slots of this stripe's lock groups (their
+   * contents and the folios' bytes) and the slab: read side to copy out
+   * of a folio, write side to change a slot or a folio.
+   */
   pthread_rwlock_t lock;
-  struct lb_slab slab;
+  struct lb_slab slab; /* lock (write side): this stripe's folios */
 } __attribute__ ((aligned (64)));
 
+/* Fixed after ram_new but for the atomics (no lock) and the stripes.
+ * The tree's inner slots are published by CAS and never change after;
+ * its bottom-level slots are protected by their stripe's lock.
+ */
 struct ramstore {
   struct lb_store store; /* must be first */
   const struct lb_geometry *g;
@@ -90,7 +102,7 @@ struct ramstore {
   _Atomic uint64_t peak;
   _Atomic uint64_t nr_nodes;
   struct lb_reclaim *reclaim; /* NULL: trims give memory back inline */
-  struct stripe stripes[NR_STRIPES];
+  struct ram_stripe stripes[NR_STRIPES];
 };
 
 static struct ramstore *
@@ -105,7 +117,7 @@ stripe_idx_of (const struct ramstore *rs, uint64_t folio_idx)
   return (unsigned) ((folio_idx >> rs->group_shift) % NR_STRIPES);
 }
 
-static struct stripe *
+static struct ram_stripe *
 stripe_of (struct ramstore *rs, uint64_t folio_idx)
 {
   return &rs->stripes[stripe_idx_of (rs, folio_idx)];
@@ -294,6 +306,7 @@ struct release_batch {
 static void
 give_back_locked (struct ramstore *rs, const struct lb_reclaim_run *run)
 {
+  lb_assert_held_write (&rs->stripes[run->owner].lock);
   lb_slab_free_run (&rs->stripes[run->owner].slab, run->first, run->nr);
   atomic_fetch_sub_explicit (&rs->allocated, run->nr, memory_order_relaxed);
   uncharge (rs, run->nr);
@@ -304,15 +317,15 @@ static void
 give_back_later (void *opaque, const struct lb_reclaim_run *run)
 {
   struct ramstore *rs = opaque;
-  struct stripe *st = &rs->stripes[run->owner];
+  struct ram_stripe *st = &rs->stripes[run->owner];
   bool discarded = lb_slab_discard_run (&st->slab, run->first, run->nr);
 
-  pthread_rwlock_wrlock (&st->lock);
+  lb_rwlock_wrlock (&st->lock);
   if (discarded)
     lb_slab_recycle_run (&st->slab, run->first, run->nr);
   else
     lb_slab_free_run (&st->slab, run->first, run->nr);
-  pthread_rwlock_unlock (&st->lock);
+  lb_rwlock_unlock (&st->lock);
   atomic_fetch_sub_explicit (&rs->releasing, run->nr, memory_order_release);
   uncharge (rs, run->nr);
 }
@@ -339,6 +352,7 @@ close_run_locked (struct ramstore *rs, unsigned i, struct release_batch *b)
 {
   struct lb_reclaim_run *run = &b->open[i];
 
+  lb_assert_held_write (&rs->stripes[i].lock);
   if (run->nr == 0)
     return;
   if (!b->defer || !keep_closed (b, run))
@@ -353,6 +367,7 @@ release_later_locked (struct ramstore *rs, unsigned i, struct release_batch *b,
 {
   struct lb_reclaim_run *run = &b->open[i];
 
+  lb_assert_held_write (&rs->stripes[i].lock);
   if (run->nr > 0 &&
       folio ==
         (char *) run->first + (size_t) run->nr * rs->g->physical_bytes &&
@@ -377,9 +392,9 @@ finish_batch (struct ramstore *rs, struct release_batch *b)
       b->open[i].nr = 0;
       continue;
     }
-    pthread_rwlock_wrlock (&rs->stripes[i].lock);
+    lb_rwlock_wrlock (&rs->stripes[i].lock);
     close_run_locked (rs, i, b);
-    pthread_rwlock_unlock (&rs->stripes[i].lock);
+    lb_rwlock_unlock (&rs->stripes[i].lock);
   }
   for (size_t k = 0; k < b->nr_closed; k++)
     queued += b->closed[k].nr;
@@ -395,11 +410,11 @@ finish_batch (struct ramstore *rs, struct release_batch *b)
     atomic_fetch_add_explicit (&rs->allocated, queued, memory_order_release);
     atomic_fetch_sub_explicit (&rs->releasing, queued, memory_order_release);
     for (size_t k = 0; k < b->nr_closed; k++) {
-      struct stripe *st = &rs->stripes[b->closed[k].owner];
+      struct ram_stripe *st = &rs->stripes[b->closed[k].owner];
 
-      pthread_rwlock_wrlock (&st->lock);
+      lb_rwlock_wrlock (&st->lock);
       give_back_locked (rs, &b->closed[k]);
-      pthread_rwlock_unlock (&st->lock);
+      lb_rwlock_unlock (&st->lock);
     }
   }
   free (b->closed);
@@ -489,14 +504,14 @@ read_group (struct ramstore *rs, const struct group_span *gs, void *opaque)
 {
   char *dst = (char *) opaque + gs->done;
   _Atomic (void *) *slots = folio_slot (rs, gs->first, false);
-  struct stripe *st;
+  struct ram_stripe *st;
 
   if (slots == NULL || !any_present (slots, gs->nr)) {
     memset (dst, 0, gs->bytes);
     return 0;
   }
   st = stripe_of (rs, gs->first);
-  pthread_rwlock_rdlock (&st->lock);
+  lb_rwlock_rdlock (&st->lock);
   for_each_piece (rs->g, gs, i, pos, in_folio, len) {
     char *folio = atomic_load_explicit (&slots[i], memory_order_acquire);
 
@@ -505,7 +520,7 @@ read_group (struct ramstore *rs, const struct group_span *gs, void *opaque)
     else
       memset (dst + pos, 0, len);
   }
-  pthread_rwlock_unlock (&st->lock);
+  lb_rwlock_unlock (&st->lock);
   return 0;
 }
 
@@ -613,11 +628,12 @@ reserve_for_write (struct ramstore *rs, uint64_t offset, uint64_t count,
 
 /* A folio for an empty slot: from the reservation, else charged now. */
 static void *
-new_folio_locked (struct ramstore *rs, struct stripe *st,
+new_folio_locked (struct ramstore *rs, struct ram_stripe *st,
                   struct write_state *ws)
 {
   void *folio;
 
+  lb_assert_held_write (&st->lock);
   if (ws->reserved > 0)
     ws->reserved--;
   else if (!charge (rs, 1)) {
@@ -637,12 +653,12 @@ write_group (struct ramstore *rs, const struct group_span *gs, void *opaque)
 {
   struct write_state *ws = opaque;
   _Atomic (void *) *slots = folio_slot (rs, gs->first, true);
-  struct stripe *st = stripe_of (rs, gs->first);
+  struct ram_stripe *st = stripe_of (rs, gs->first);
   int r = 0;
 
   if (slots == NULL)
     return -1;
-  pthread_rwlock_wrlock (&st->lock);
+  lb_rwlock_wrlock (&st->lock);
   for_each_piece (rs->g, gs, i, pos, in_folio, len) {
     char *folio = atomic_load_explicit (&slots[i], memory_order_relaxed);
 
@@ -660,7 +676,7 @@ write_group (struct ramstore *rs, const struct group_span *gs, void *opaque)
     else
       memset (folio + in_folio, 0, len);
   }
-  pthread_rwlock_unlock (&st->lock);
+  lb_rwlock_unlock (&st->lock);
   return r;
 }
 
@@ -696,18 +712,18 @@ zero_part_group (struct ramstore *rs, const struct group_span *gs,
                  void *opaque)
 {
   _Atomic (void *) *slots = folio_slot (rs, gs->first, false);
-  struct stripe *st = stripe_of (rs, gs->first);
+  struct ram_stripe *st = stripe_of (rs, gs->first);
 
   if (slots == NULL)
     return 0;
-  pthread_rwlock_wrlock (&st->lock);
+  lb_rwlock_wrlock (&st->lock);
   for_each_piece (rs->g, gs, i, pos, in_folio, len) {
     char *folio = atomic_load_explicit (&slots[i], memory_order_relaxed);
 
     if (folio)
       memset (folio + in_folio, 0, len);
   }
-  pthread_rwlock_unlock (&st->lock);
+  lb_rwlock_unlock (&st->lock);
   return 0;
 }
 
@@ -725,14 +741,14 @@ release_run (struct ramstore *rs, uint64_t first, uint64_t nr,
     return 0; /* nothing allocated under here */
   for (uint64_t i = 0, n; i < nr; i += n) {
     unsigned si = stripe_idx_of (rs, first + i);
-    struct stripe *st = &rs->stripes[si];
+    struct ram_stripe *st = &rs->stripes[si];
 
     n = group_folios - ((first + i) & (group_folios - 1));
     if (n > nr - i)
       n = nr - i;
     if (!any_present (&slots[i], (uint32_t) n))
       continue;
-    pthread_rwlock_wrlock (&st->lock);
+    lb_rwlock_wrlock (&st->lock);
     for (uint64_t j = i; j < i + n; j++) {
       char *folio = atomic_load_explicit (&slots[j], memory_order_relaxed);
 
@@ -741,7 +757,7 @@ release_run (struct ramstore *rs, uint64_t first, uint64_t nr,
       atomic_store_explicit (&slots[j], NULL, memory_order_release);
       release_later_locked (rs, si, b, folio);
     }
-    pthread_rwlock_unlock (&st->lock);
+    lb_rwlock_unlock (&st->lock);
   }
   return 0;
 }
@@ -861,9 +877,9 @@ ram_usage (struct lb_store *s, struct lb_store_usage *u)
   if (rs->reclaim)
     lb_reclaim_wait (rs->reclaim);
   for (unsigned i = 0; i < NR_STRIPES; i++) {
-    pthread_rwlock_rdlock (&rs->stripes[i].lock);
+    lb_rwlock_rdlock (&rs->stripes[i].lock);
     slab_meta += lb_slab_metadata_bytes (&rs->stripes[i].slab);
-    pthread_rwlock_unlock (&rs->stripes[i].lock);
+    lb_rwlock_unlock (&rs->stripes[i].lock);
   }
   u->folios_allocated = atomic_load (&rs->allocated);
   u->folios_peak = atomic_load (&rs->peak);

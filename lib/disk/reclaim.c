@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "locking.h"
 #include "reclaim.h"
 
 /* Folios given back between two malloc_trim calls, at least: the call
@@ -31,15 +32,18 @@
 #define FOLIOS_PER_MALLOC_TRIM 1024
 
 struct lb_reclaim {
+  /* Protects every field below but give_back and opaque (fixed); a leaf
+   * of locking.h's order: the give-back runs without it.
+   */
   pthread_mutex_t lock;
-  pthread_cond_t work; /* the worker: runs queued, or stopping */
-  pthread_cond_t idle; /* waiters: nothing queued or busy */
-  struct lb_reclaim_run *queue;
-  size_t nr, cap;
-  size_t busy; /* runs the worker has taken and not given back yet */
-  uint64_t done;
-  bool started, stopping;
-  pthread_t thread;
+  pthread_cond_t work; /* lock: the worker waits for runs, or stopping */
+  pthread_cond_t idle; /* lock: waiters wait for nothing queued or busy */
+  struct lb_reclaim_run *queue; /* lock */
+  size_t nr, cap;               /* lock */
+  size_t busy;   /* lock: runs the worker has taken, not given back yet */
+  uint64_t done; /* lock */
+  bool started, stopping; /* lock */
+  pthread_t thread;       /* lock (set once, with started) */
   lb_reclaim_fn give_back;
   void *opaque;
 };
@@ -76,20 +80,20 @@ worker (void *arg)
   struct lb_reclaim *r = arg;
   uint64_t folios_since_trim = 0;
 
-  pthread_mutex_lock (&r->lock);
+  lb_mutex_lock (&r->lock);
   for (;;) {
     struct lb_reclaim_run *runs;
     size_t nr;
 
     while (r->nr == 0 && !r->stopping)
-      pthread_cond_wait (&r->work, &r->lock);
+      lb_cond_wait (&r->work, &r->lock);
     if (r->nr == 0)
       break; /* stopping, and everything is back */
     runs = r->queue;
     nr = r->busy = r->nr;
     r->queue = NULL;
     r->nr = r->cap = 0;
-    pthread_mutex_unlock (&r->lock);
+    lb_mutex_unlock (&r->lock);
 
     for (size_t i = 0; i < nr; i++) {
       r->give_back (r->opaque, &runs[i]);
@@ -98,13 +102,13 @@ worker (void *arg)
     free (runs);
     return_free_heap (&folios_since_trim);
 
-    pthread_mutex_lock (&r->lock);
+    lb_mutex_lock (&r->lock);
     r->busy = 0;
     r->done += nr;
     if (r->nr == 0)
       pthread_cond_broadcast (&r->idle);
   }
-  pthread_mutex_unlock (&r->lock);
+  lb_mutex_unlock (&r->lock);
   return NULL;
 }
 
@@ -115,6 +119,7 @@ start_worker_locked (struct lb_reclaim *r)
   sigset_t all, old;
   int e;
 
+  lb_assert_held (&r->lock);
   sigfillset (&all);
   pthread_sigmask (SIG_SETMASK, &all, &old);
   e = pthread_create (&r->thread, NULL, worker, r);
@@ -133,6 +138,7 @@ grow_locked (struct lb_reclaim *r, size_t want)
   size_t cap = r->cap ? r->cap : 64;
   struct lb_reclaim_run *q;
 
+  lb_assert_held (&r->lock);
   while (cap < want)
     cap *= 2;
   if (cap == r->cap)
@@ -155,7 +161,7 @@ lb_reclaim_queue (struct lb_reclaim *r, const struct lb_reclaim_run *runs,
 
   if (nr == 0)
     return 0;
-  pthread_mutex_lock (&r->lock);
+  lb_mutex_lock (&r->lock);
   if ((r->started || start_worker_locked (r) == 0) &&
       grow_locked (r, r->nr + nr) == 0) {
     memcpy (&r->queue[r->nr], runs, nr * sizeof *runs);
@@ -163,17 +169,17 @@ lb_reclaim_queue (struct lb_reclaim *r, const struct lb_reclaim_run *runs,
     pthread_cond_signal (&r->work);
     ret = 0;
   }
-  pthread_mutex_unlock (&r->lock);
+  lb_mutex_unlock (&r->lock);
   return ret;
 }
 
 void
 lb_reclaim_wait (struct lb_reclaim *r)
 {
-  pthread_mutex_lock (&r->lock);
+  lb_mutex_lock (&r->lock);
   while (r->nr > 0 || r->busy > 0)
-    pthread_cond_wait (&r->idle, &r->lock);
-  pthread_mutex_unlock (&r->lock);
+    lb_cond_wait (&r->idle, &r->lock);
+  lb_mutex_unlock (&r->lock);
 }
 
 bool
@@ -181,9 +187,9 @@ lb_reclaim_busy (struct lb_reclaim *r)
 {
   bool busy;
 
-  pthread_mutex_lock (&r->lock);
+  lb_mutex_lock (&r->lock);
   busy = r->nr > 0 || r->busy > 0;
-  pthread_mutex_unlock (&r->lock);
+  lb_mutex_unlock (&r->lock);
   return busy;
 }
 
@@ -192,9 +198,9 @@ lb_reclaim_done (struct lb_reclaim *r)
 {
   uint64_t done;
 
-  pthread_mutex_lock (&r->lock);
+  lb_mutex_lock (&r->lock);
   done = r->done;
-  pthread_mutex_unlock (&r->lock);
+  lb_mutex_unlock (&r->lock);
   return done;
 }
 
@@ -205,11 +211,11 @@ lb_reclaim_free (struct lb_reclaim *r)
 
   if (r == NULL)
     return;
-  pthread_mutex_lock (&r->lock);
+  lb_mutex_lock (&r->lock);
   r->stopping = true;
   started = r->started;
   pthread_cond_signal (&r->work);
-  pthread_mutex_unlock (&r->lock);
+  lb_mutex_unlock (&r->lock);
   if (started)
     pthread_join (r->thread, NULL);
   pthread_cond_destroy (&r->idle);

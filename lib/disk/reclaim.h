@@ -8,11 +8,13 @@
  * thread hands each run to its owner's give-back function (the RAM store:
  * madvise, then back to the stripe's allocator).
  *
- * Until a run is given back its folios still count as allocated, for
- * memory-limit and in the statistics, so nothing ever reports less memory
- * than is resident.  lb_reclaim_wait returns when every run queued so far
- * is back: a flush, a write at the memory limit and the statistics wait
- * so, which keeps what they see exact.
+ * A queued run's folios have left the disk (the owner stops counting them
+ * as allocated, in folios_allocated and the peak, before the reply), but
+ * their memory is still the process's: until the run is given back the
+ * owner counts them as releasing, against memory-limit, so the limit
+ * never admits more memory than is resident.  lb_reclaim_wait returns
+ * when every run queued so far is back: a flush, a write at the memory
+ * limit and the statistics wait so, which keeps what they see exact.
  *
  * The worker starts with the first queued run, not at creation: nbdkit
  * creates the store before it daemonises, and threads do not survive the
@@ -20,9 +22,9 @@
  * fails and the caller gives the runs back itself, at once.
  *
  * Locking: one mutex guards the queue, its counts and the worker's state;
- * the give-back function runs without it.  A request queues all its runs
- * with one call, so the mutex is taken once per trim, never per read or
- * write.
+ * the give-back function runs without it (a leaf of locking.h's lock
+ * order).  A request queues all its runs with one call, so the mutex is
+ * taken once per trim, never per read or write.
  */
 #ifndef LARGEBLOCK_RECLAIM_H
 #define LARGEBLOCK_RECLAIM_H

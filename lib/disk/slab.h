@@ -12,8 +12,9 @@
  * would make one small folio cost 2 MiB.
  *
  * A slab is NOT thread-safe: the owner serialises calls (the RAM store
- * keeps one slab per lock stripe and calls it under that stripe's write
- * lock, so allocation takes no lock of its own).
+ * and the write cache keep one slab per lock stripe and call it under
+ * that stripe's write lock, so allocation takes no lock of its own; see
+ * locking.h for the plugin's locks).
  */
 #ifndef LARGEBLOCK_SLAB_H
 #define LARGEBLOCK_SLAB_H

@@ -1,41 +1,31 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: a volatile write cache over a store -- see wcache.h.
  *
- * Owns the cache entries, the generation (number of cuts) and the cut
- * statistics.  An entry exists for each physical block with data written
- * since the last flush: the block's newest content (or NULL when the
+ * Owns the cache entries, the requests through them and the
+ * connections; the power (generations, the cut, its reports and the
+ * statistics) is wcache-cut.c's, the shared
+ * structures wcache-impl.h's (each field there says what protects it).
+ * An entry exists for each folio (physical block) with data written
+ * since the last flush: the folio's newest content (or NULL when the
  * newest content is all zeros) and a bit per logical block written.
  * Invariant: an entry's logical blocks whose bit is clear hold exactly
  * the durable store's content, so "newest" is the entry and "old" is the
  * durable store, block by block.
  *
- * Locking:
- * - Entries live in NR_STRIPES hash tables, stripe = physical block index
- *   modulo NR_STRIPES, each behind its own read/write lock.  Reads take
- *   the read lock of one block's stripe at a time (also to read the
- *   durable store, so a cut cannot change a block under a reader); writes,
- *   trims, zeros and flushes take the write lock of one stripe at a time,
- *   and reach the durable store only under it; extents, and connecting,
- *   hold stripe 0's read lock.  No request holds two.
- * - A cut takes every stripe's write lock in index order (under cut_lock,
- *   so cuts are serialized), resolves every entry into the durable store,
- *   empties the cache, reports the cut (on_cut) and only then bumps the
- *   generation, so whatever the report publishes (the log line, the
- *   statsfile) is there before any connection can see the cut.  The
- *   generation changes only under cut_lock, so lb_wcache_cut_once's
- *   "unless cut N happened" test and its cut are atomic with respect to
- *   every other cut (FIFO, power-cut-after, callers of lb_wcache_cut).
+ * Locking (the plugin's lock order is locking.h's; functions that need
+ * a stripe lock are *_locked and assert it):
+ * - Entries live in NR_STRIPES hash tables, stripe = folio index modulo
+ *   NR_STRIPES, each behind its own read/write lock.  Reads take the
+ *   read lock of one folio's stripe at a time (also to read the durable
+ *   store, so a cut cannot change a block under a reader); writes, trims,
+ *   zeros and flushes take the write lock of one stripe at a time, and
+ *   reach the durable store only under it; extents, and connecting, hold
+ *   stripe 0's read lock.  No request holds two.
+ * - A cut holds cut_lock and every stripe's write lock (wcache-cut.c).
  *   A connected store checks its generation under each stripe lock it
  *   takes, so nothing a stale connection sends reaches the post-cut
  *   image.
- * - Counters are relaxed atomics.  The cut reports are under report_lock,
- *   which nothing holds while it takes another lock, so on_cut may read
- *   them.  on_cut runs with cut_lock and every stripe's write lock held,
- *   so a lock it takes comes after them: the plugin's statsfile_lock
- *   (plugins/largeblock/largeblock.c, write_statsfile), under which only
- *   report_lock is taken (lb_wcache_get_stats).  Lock order: cut_lock,
- *   stripes in index order, the caller's on_cut locks (statsfile_lock),
- *   report_lock.
+ * - Counters are relaxed atomics.
  * - Memory: bytes_used is reserved (CAS) before a stripe lock is taken,
  *   for the most a block can need, and the unused part given back after;
  *   so the bound is never exceeded and no lock is held while an implicit
@@ -48,7 +38,6 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -58,84 +47,7 @@
 #include "error.h"
 #include "prng.h"
 #include "slab.h"
-#include "wcache.h"
-
-#define NR_STRIPES 32
-#define MIN_BUCKETS 64
-
-struct entry {
-  struct entry *next;
-  uint64_t folio_idx;
-  unsigned char *data; /* NULL: the newest content is all zeros */
-  bool charged;        /* data is charged to the durable store */
-  bool keep;           /* all-zero entry from a zero with NO_HOLE */
-  uint64_t dirty[];    /* bit per logical block written since flush */
-};
-
-struct stripe {
-  pthread_rwlock_t lock; /* guards everything below */
-  struct lb_slab slab;   /* the content buffers of this stripe's entries */
-  struct entry **buckets;
-  size_t nr_buckets; /* a power of two */
-  size_t nr_entries;
-} __attribute__ ((aligned (64)));
-
-struct view {
-  struct lb_store store; /* must be first */
-  struct wcache *wc;
-  uint64_t gen;
-  bool follows; /* the cache's own store: never stale */
-};
-
-struct wcache {
-  struct view main; /* must be first */
-  struct lb_store_ops ops;
-  struct lb_store *durable;
-  const struct lb_geometry *g;
-  struct lb_wcache_config cfg;
-  uint32_t logical_per_folio;
-  size_t entry_bytes; /* header and dirty bits */
-  _Atomic uint64_t gen;
-  _Atomic uint64_t requests; /* writes, trims, zeros (for cut_after) */
-  _Atomic uint64_t bytes_used, bytes_peak;
-  _Atomic uint64_t implicit_flushes, written_through, dirty_blocks;
-  pthread_mutex_t cut_lock;
-  pthread_mutex_t report_lock; /* guards last and total only */
-  struct lb_cut_report last, total;
-  struct stripe stripes[NR_STRIPES];
-};
-
-const char *
-lb_cut_mode_name (enum lb_cut_mode mode)
-{
-  switch (mode) {
-  case LB_CUT_LOSE: return "lose";
-  case LB_CUT_ATOMIC: return "atomic";
-  case LB_CUT_TORN: return "torn";
-  }
-  abort ();
-}
-
-int
-lb_cut_mode_from_name (const char *name, enum lb_cut_mode *mode)
-{
-  static const enum lb_cut_mode modes[] = { LB_CUT_LOSE, LB_CUT_ATOMIC,
-                                            LB_CUT_TORN };
-
-  for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
-    if (strcmp (name, lb_cut_mode_name (modes[i])) == 0) {
-      *mode = modes[i];
-      return 0;
-    }
-  errno = EINVAL;
-  return -1;
-}
-
-static struct view *
-to_view (struct lb_store *s)
-{
-  return (struct view *) s;
-}
+#include "wcache-impl.h"
 
 /* malloc's size word and its rounding to 16 bytes: what a small block
  * really costs beyond the bytes asked for (glibc), at most.
@@ -144,9 +56,9 @@ to_view (struct lb_store *s)
 
 /* What one entry's bookkeeping costs, as cache_bytes counts it: the entry
  * as malloc hands it out, and its share of the hash table, which keeps
- * at most two bucket pointers per entry (maybe_grow doubles the table
- * when entries outnumber buckets; shrink_if_empty gives it back when the
- * stripe empties).  Documented in the plugin's man page (write-cache-size)
+ * at most two bucket pointers per entry (maybe_grow_locked doubles the table
+ * when entries outnumber buckets; shrink_if_empty_locked gives it back when
+ * the stripe empties).  Documented in the plugin's man page (write-cache-size)
  * as 64 + 8 x ceil(logical blocks per physical block / 64) bytes.
  */
 static size_t
@@ -166,58 +78,38 @@ lb_wcache_min_bytes (const struct lb_geometry *g)
 
 /* ---- blocks and bits ---- */
 
-/* The bytes of block idx inside the disk (the last one may be short). */
-static uint32_t
-folio_len (const struct wcache *wc, uint64_t idx)
-{
-  uint64_t left = wc->g->size_bytes - lb_folio_to_bytes (wc->g, idx);
-
-  return left < wc->g->physical_bytes ? (uint32_t) left
-                                      : wc->g->physical_bytes;
-}
-
-static uint32_t
-logical_in_folio (const struct wcache *wc, uint64_t idx)
-{
-  return (uint32_t) lb_bytes_to_logical (wc->g, folio_len (wc, idx));
-}
-
-static bool
-bit_is_set (const struct entry *e, uint32_t i)
-{
-  return e->dirty[i / 64] >> (i % 64) & 1;
-}
-
-/* Mark the logical blocks that [off, off + len) of the block touches. */
 static void
-mark_dirty (const struct wcache *wc, struct entry *e, uint32_t off,
-            uint32_t len)
+mark_dirty_locked (const struct wcache *wc, struct entry *e, uint32_t off,
+                   uint32_t len)
 {
   uint32_t first = (uint32_t) lb_bytes_to_logical (wc->g, off);
   uint32_t last = (uint32_t) lb_bytes_to_logical (wc->g, off + len - 1);
 
+  assert_entry_held_write (wc, e);
   for (uint32_t i = first; i <= last; i++)
     e->dirty[i / 64] |= UINT64_C (1) << (i % 64);
 }
 
 /* Clear the logical blocks that [off, off + len) covers completely. */
 static void
-mark_clean (const struct wcache *wc, struct entry *e, uint32_t off,
-            uint32_t len)
+mark_clean_locked (const struct wcache *wc, struct entry *e, uint32_t off,
+                   uint32_t len)
 {
   uint32_t mask = wc->g->logical_bytes - 1;
   uint32_t first = (uint32_t) lb_bytes_to_logical (wc->g, off + mask);
   uint32_t end = (uint32_t) lb_bytes_to_logical (wc->g, off + len);
 
+  assert_entry_held_write (wc, e);
   for (uint32_t i = first; i < end; i++)
     e->dirty[i / 64] &= ~(UINT64_C (1) << (i % 64));
 }
 
 static bool
-entry_is_clean (const struct wcache *wc, const struct entry *e)
+entry_is_clean_locked (const struct wcache *wc, const struct entry *e)
 {
   size_t words = (wc->logical_per_folio + 63) / 64;
 
+  assert_entry_held (wc, e);
   for (size_t w = 0; w < words; w++)
     if (e->dirty[w])
       return false;
@@ -249,8 +141,8 @@ reserve (struct wcache *wc, uint64_t bytes)
   return true;
 }
 
-static void
-unreserve (struct wcache *wc, uint64_t bytes)
+void
+wc_unreserve (struct wcache *wc, uint64_t bytes)
 {
   if (bytes)
     atomic_fetch_sub_explicit (&wc->bytes_used, bytes, memory_order_relaxed);
@@ -261,10 +153,12 @@ unreserve (struct wcache *wc, uint64_t bytes)
  * if the memory limit has no room (errno not set).
  */
 static bool
-entry_get_data (struct wcache *wc, struct stripe *st, struct entry *e)
+entry_get_data_locked (struct wcache *wc, struct wc_stripe *st,
+                       struct entry *e)
 {
   const struct lb_store_ops *d = wc->durable->ops;
 
+  lb_assert_held_write (&st->lock);
   assert (e->data == NULL);
   if (d->charge && !d->charge (wc->durable, 1))
     return false;
@@ -288,16 +182,16 @@ entry_get_data (struct wcache *wc, struct stripe *st, struct entry *e)
 #define RUN_BYTES ((size_t) 1 << 20)
 
 struct buffer_run {
-  struct lb_slab *slab;
+  struct wc_stripe *st; /* whose slab the buffers go back to */
   char *first;
   size_t nr, max_nr;
   size_t buffer_bytes;
 };
 
 static void
-run_init (struct buffer_run *run, struct wcache *wc, struct stripe *st)
+run_init (struct buffer_run *run, struct wcache *wc, struct wc_stripe *st)
 {
-  run->slab = &st->slab;
+  run->st = st;
   run->nr = 0;
   run->buffer_bytes = wc->g->physical_bytes;
   run->max_nr = RUN_BYTES > run->buffer_bytes ? RUN_BYTES / run->buffer_bytes
@@ -305,20 +199,22 @@ run_init (struct buffer_run *run, struct wcache *wc, struct stripe *st)
 }
 
 static void
-run_release (struct buffer_run *run)
+run_release_locked (struct buffer_run *run)
 {
+  lb_assert_held_write (&run->st->lock);
   if (run->nr > 0)
-    lb_slab_free_run (run->slab, run->first, run->nr);
+    lb_slab_free_run (&run->st->slab, run->first, run->nr);
   run->nr = 0;
 }
 
 static void
-run_add (struct buffer_run *run, unsigned char *buf)
+run_add_locked (struct buffer_run *run, unsigned char *buf)
 {
+  lb_assert_held_write (&run->st->lock);
   if (run->nr > 0 &&
       (run->nr == run->max_nr ||
        (char *) buf != run->first + run->nr * run->buffer_bytes))
-    run_release (run);
+    run_release_locked (run);
   if (run->nr == 0)
     run->first = (char *) buf;
   run->nr++;
@@ -329,13 +225,14 @@ run_add (struct buffer_run *run, unsigned char *buf)
  * held.
  */
 static uint64_t
-entry_put_data (struct wcache *wc, struct stripe *st, struct entry *e,
-                struct buffer_run *run)
+entry_put_data_locked (struct wcache *wc, struct wc_stripe *st,
+                       struct entry *e, struct buffer_run *run)
 {
+  lb_assert_held_write (&st->lock);
   if (e->data == NULL)
     return 0;
   if (run)
-    run_add (run, e->data);
+    run_add_locked (run, e->data);
   else
     lb_slab_free (&st->slab, e->data);
   e->data = NULL;
@@ -347,24 +244,20 @@ entry_put_data (struct wcache *wc, struct stripe *st, struct entry *e,
 
 /* ---- the hash tables (under the stripe's lock) ---- */
 
-static struct stripe *
-stripe_of (struct wcache *wc, uint64_t idx)
-{
-  return &wc->stripes[idx % NR_STRIPES];
-}
-
 static size_t
-bucket_of (const struct stripe *st, uint64_t idx)
+bucket_of_locked (const struct wc_stripe *st, uint64_t idx)
 {
+  lb_assert_held (&st->lock);
   return (size_t) lb_prng_derive (0, idx / NR_STRIPES) & (st->nr_buckets - 1);
 }
 
 static struct entry *
-lookup (struct stripe *st, uint64_t idx)
+lookup_locked (struct wc_stripe *st, uint64_t idx)
 {
   struct entry *e;
 
-  for (e = st->buckets[bucket_of (st, idx)]; e; e = e->next)
+  lb_assert_held (&st->lock);
+  for (e = st->buckets[bucket_of_locked (st, idx)]; e; e = e->next)
     if (e->folio_idx == idx)
       return e;
   return NULL;
@@ -374,11 +267,12 @@ lookup (struct stripe *st, uint64_t idx)
  * allocation only makes chains longer).
  */
 static void
-maybe_grow (struct stripe *st)
+maybe_grow_locked (struct wc_stripe *st)
 {
   size_t n = st->nr_buckets * 2;
   struct entry **b;
 
+  lb_assert_held_write (&st->lock);
   if (st->nr_entries <= st->nr_buckets)
     return;
   b = calloc (n, sizeof *b);
@@ -404,10 +298,11 @@ maybe_grow (struct stripe *st)
  * was last flushed: a burst of trims leaves no table behind.
  */
 static void
-shrink_if_empty (struct stripe *st)
+shrink_if_empty_locked (struct wc_stripe *st)
 {
   struct entry **b;
 
+  lb_assert_held_write (&st->lock);
   if (st->nr_entries > 0 || st->nr_buckets == MIN_BUCKETS)
     return;
   b = calloc (MIN_BUCKETS, sizeof *b);
@@ -419,20 +314,21 @@ shrink_if_empty (struct stripe *st)
 }
 
 static struct entry *
-insert_new (struct wcache *wc, struct stripe *st, uint64_t idx)
+insert_new_locked (struct wcache *wc, struct wc_stripe *st, uint64_t idx)
 {
   struct entry *e = calloc (1, wc->entry_bytes);
   size_t b;
 
+  lb_assert_held_write (&st->lock);
   if (e == NULL)
     return NULL;
   e->folio_idx = idx;
-  b = bucket_of (st, idx);
+  b = bucket_of_locked (st, idx);
   e->next = st->buckets[b];
   st->buckets[b] = e;
   st->nr_entries++;
   atomic_fetch_add_explicit (&wc->dirty_blocks, 1, memory_order_relaxed);
-  maybe_grow (st);
+  maybe_grow_locked (st);
   return e;
 }
 
@@ -440,74 +336,21 @@ insert_new (struct wcache *wc, struct stripe *st, uint64_t idx)
  * bytes it held.
  */
 static uint64_t
-remove_entry (struct wcache *wc, struct stripe *st, struct entry *e,
-              struct buffer_run *run)
+remove_entry_locked (struct wcache *wc, struct wc_stripe *st, struct entry *e,
+                     struct buffer_run *run)
 {
-  struct entry **p = &st->buckets[bucket_of (st, e->folio_idx)];
+  struct entry **p = &st->buckets[bucket_of_locked (st, e->folio_idx)];
   uint64_t bytes;
 
+  lb_assert_held_write (&st->lock);
   while (*p != e)
     p = &(*p)->next;
   *p = e->next;
   st->nr_entries--;
   atomic_fetch_sub_explicit (&wc->dirty_blocks, 1, memory_order_relaxed);
-  bytes = entry_put_data (wc, st, e, run) + wc->entry_bytes;
+  bytes = entry_put_data_locked (wc, st, e, run) + wc->entry_bytes;
   free (e);
   return bytes;
-}
-
-/* ---- generations ---- */
-
-static bool
-is_stale (const struct view *v)
-{
-  return !v->follows &&
-    v->gen != atomic_load_explicit (&v->wc->gen, memory_order_acquire);
-}
-
-/* EIO, marked as the power cut's (lb_take_fault), so callers need not
- * log every request of a dead connection.
- */
-static int
-stale_error (void)
-{
-  lb_set_fault (LB_FAULT_POWER_CUT);
-  errno = EIO;
-  return -1;
-}
-
-static void
-lock_read (struct stripe *st)
-{
-  pthread_rwlock_rdlock (&st->lock);
-}
-
-static void
-lock_write (struct stripe *st)
-{
-  pthread_rwlock_wrlock (&st->lock);
-}
-
-static void
-unlock (struct stripe *st)
-{
-  pthread_rwlock_unlock (&st->lock);
-}
-
-/* The generation, once any cut in progress is over: a cut has published
- * its report before it bumps the generation, so a connection made after
- * the report appeared must not take the old one and go stale at once.
- * Any one stripe's lock waits the cut out.
- */
-static uint64_t
-settled_generation (struct wcache *wc)
-{
-  uint64_t gen;
-
-  lock_read (&wc->stripes[0]);
-  gen = atomic_load_explicit (&wc->gen, memory_order_acquire);
-  unlock (&wc->stripes[0]);
-  return gen;
 }
 
 /* ---- writing an entry back ---- */
@@ -516,21 +359,23 @@ settled_generation (struct wcache *wc)
  * folio for it: give the cache's charge back first, so that writing back
  * never needs more memory than the limit.
  */
-static void
-entry_pass_charge (struct wcache *wc, struct entry *e)
+void
+wc_entry_pass_charge_locked (struct wcache *wc, struct entry *e)
 {
+  assert_entry_held_write (wc, e);
   if (e->charged)
     wc->durable->ops->uncharge (wc->durable, 1);
   e->charged = false;
 }
 
 /* Make the durable block equal to e's newest content. */
-static int
-write_back (struct wcache *wc, struct entry *e)
+int
+wc_write_back_locked (struct wcache *wc, struct entry *e)
 {
   struct lb_store *d = wc->durable;
 
-  entry_pass_charge (wc, e);
+  assert_entry_held_write (wc, e);
+  wc_entry_pass_charge_locked (wc, e);
   uint64_t at = lb_folio_to_bytes (wc->g, e->folio_idx);
   uint32_t len = folio_len (wc, e->folio_idx);
 
@@ -538,9 +383,6 @@ write_back (struct wcache *wc, struct entry *e)
     return d->ops->pwrite (d, e->data, len, at, false);
   return d->ops->zero (d, len, at, e->keep ? 0 : LB_ZERO_MAY_TRIM);
 }
-
-/* What a drain does to each entry before removing it: 0, or -1 to stop. */
-typedef int (*entry_fn) (struct wcache *wc, struct entry *e, void *opaque);
 
 static int
 by_buffer_address (const void *a, const void *b)
@@ -556,11 +398,12 @@ by_buffer_address (const void *a, const void *b)
  * (then the drain goes bucket by bucket, in shorter runs).
  */
 static struct entry **
-entries_by_address (struct stripe *st)
+entries_by_address_locked (struct wc_stripe *st)
 {
   struct entry **list = malloc ((st->nr_entries + 1) * sizeof *list);
   size_t n = 0;
 
+  lb_assert_held (&st->lock);
   if (list == NULL)
     return NULL;
   for (size_t b = 0; b < st->nr_buckets; b++)
@@ -574,52 +417,56 @@ entries_by_address (struct stripe *st)
  * cache bytes freed to *freed.  Stops at the first visit that fails,
  * leaving that entry and the ones not visited yet in place.
  */
-static int
-drain_stripe (struct wcache *wc, struct stripe *st, entry_fn visit,
-              void *opaque, uint64_t *freed)
+int
+wc_drain_stripe_locked (struct wcache *wc, struct wc_stripe *st,
+                        entry_visit_locked_fn visit, void *opaque,
+                        uint64_t *freed)
 {
   struct entry **list;
   size_t nr = st->nr_entries;
   struct buffer_run run;
   int r = 0;
 
+  lb_assert_held_write (&st->lock);
   if (nr == 0) {
-    shrink_if_empty (st);
+    shrink_if_empty_locked (st);
     return 0;
   }
-  list = entries_by_address (st);
+  list = entries_by_address_locked (st);
   run_init (&run, wc, st);
   if (list)
     for (size_t i = 0; i < nr && r == 0; i++) {
       r = visit (wc, list[i], opaque);
       if (r == 0)
-        *freed += remove_entry (wc, st, list[i], &run);
+        *freed += remove_entry_locked (wc, st, list[i], &run);
     }
   else
     for (size_t b = 0; b < st->nr_buckets && r == 0; b++)
       while (st->buckets[b] && r == 0) {
         r = visit (wc, st->buckets[b], opaque);
         if (r == 0)
-          *freed += remove_entry (wc, st, st->buckets[b], &run);
+          *freed += remove_entry_locked (wc, st, st->buckets[b], &run);
       }
-  run_release (&run);
+  run_release_locked (&run);
   free (list);
-  shrink_if_empty (st);
+  shrink_if_empty_locked (st);
   return r;
 }
 
 static int
-write_back_fn (struct wcache *wc, struct entry *e, void *opaque)
+write_back_visit_locked (struct wcache *wc, struct entry *e, void *opaque)
 {
+  assert_entry_held_write (wc, e);
   (void) opaque;
-  return write_back (wc, e);
+  return wc_write_back_locked (wc, e);
 }
 
 /* Flush every entry of one stripe (its write lock held). */
 static int
-flush_stripe (struct wcache *wc, struct stripe *st, uint64_t *freed)
+flush_stripe_locked (struct wcache *wc, struct wc_stripe *st, uint64_t *freed)
 {
-  return drain_stripe (wc, st, write_back_fn, NULL, freed);
+  lb_assert_held_write (&st->lock);
+  return wc_drain_stripe_locked (wc, st, write_back_visit_locked, NULL, freed);
 }
 
 static int
@@ -630,16 +477,16 @@ flush_all (struct view *v)
   int r = 0;
 
   for (unsigned i = 0; i < NR_STRIPES && r == 0; i++) {
-    struct stripe *st = &wc->stripes[i];
+    struct wc_stripe *st = &wc->stripes[i];
 
-    lock_write (st);
+    stripe_lock_write (st);
     if (is_stale (v))
-      r = stale_error ();
+      r = wc_stale_error ();
     else
-      r = flush_stripe (wc, st, &freed);
-    unlock (st);
+      r = flush_stripe_locked (wc, st, &freed);
+    stripe_unlock (st);
   }
-  unreserve (wc, freed);
+  wc_unreserve (wc, freed);
   if (r == 0)
     r = wc->durable->ops->flush (wc->durable);
   return r;
@@ -676,13 +523,14 @@ struct request {
  * a block that is about to be overwritten whole).
  */
 static int
-materialize (struct wcache *wc, struct stripe *st, struct entry *e,
-             bool from_durable)
+materialize_locked (struct wcache *wc, struct wc_stripe *st, struct entry *e,
+                    bool from_durable)
 {
   struct lb_store *d = wc->durable;
   uint32_t len = folio_len (wc, e->folio_idx);
 
-  if (!entry_get_data (wc, st, e)) {
+  lb_assert_held_write (&st->lock);
+  if (!entry_get_data_locked (wc, st, e)) {
     errno = ENOSPC;
     return -1;
   }
@@ -691,7 +539,7 @@ materialize (struct wcache *wc, struct stripe *st, struct entry *e,
                      lb_folio_to_bytes (wc->g, e->folio_idx)) == -1) {
     int err = errno;
 
-    entry_put_data (wc, st, e, NULL);
+    entry_put_data_locked (wc, st, e, NULL);
     errno = err;
     return -1;
   }
@@ -700,8 +548,10 @@ materialize (struct wcache *wc, struct stripe *st, struct entry *e,
 
 /* What an entry costs the cache. */
 static uint64_t
-entry_cost (const struct wcache *wc, const struct entry *e)
+entry_cost_locked (const struct wcache *wc, const struct wc_stripe *st,
+                   const struct entry *e)
 {
+  lb_assert_held (&st->lock);
   if (e == NULL)
     return 0;
   return wc->entry_bytes + (e->data ? wc->g->physical_bytes : 0);
@@ -711,21 +561,22 @@ entry_cost (const struct wcache *wc, const struct entry *e)
  * memory for an entry).  e, if any, gets the same bytes.
  */
 static int
-write_through (struct wcache *wc, struct stripe *st, struct entry *e,
-               const struct request *rq, uint64_t idx, uint32_t off,
-               uint32_t len)
+write_through_locked (struct wcache *wc, struct wc_stripe *st, struct entry *e,
+                      const struct request *rq, uint64_t idx, uint32_t off,
+                      uint32_t len)
 {
   struct lb_store *d = wc->durable;
   uint64_t at = lb_folio_to_bytes (wc->g, idx) + off;
   int r;
 
+  lb_assert_held_write (&st->lock);
   /* An all-zero entry needs a buffer to take the piece; without memory
    * for one it is written back first (a cache may always write early).
    */
-  if (e && e->data == NULL && materialize (wc, st, e, false) == -1) {
-    if (write_back (wc, e) == -1)
+  if (e && e->data == NULL && materialize_locked (wc, st, e, false) == -1) {
+    if (wc_write_back_locked (wc, e) == -1)
       return -1;
-    remove_entry (wc, st, e, NULL);
+    remove_entry_locked (wc, st, e, NULL);
     e = NULL;
   }
   if (rq->op == PIECE_ZERO)
@@ -738,9 +589,9 @@ write_through (struct wcache *wc, struct stripe *st, struct entry *e,
     memset (e->data + off, 0, len);
   else
     memcpy (e->data + off, rq->buf, len);
-  mark_clean (wc, e, off, len);
-  if (entry_is_clean (wc, e))
-    remove_entry (wc, st, e, NULL);
+  mark_clean_locked (wc, e, off, len);
+  if (entry_is_clean_locked (wc, e))
+    remove_entry_locked (wc, st, e, NULL);
   return 0;
 }
 
@@ -748,25 +599,26 @@ write_through (struct wcache *wc, struct stripe *st, struct entry *e,
  * "no memory for a content buffer" and the caller writes through.
  */
 static int
-cache_piece (struct wcache *wc, struct stripe *st, struct entry *e,
-             const struct request *rq, uint64_t idx, uint32_t off,
-             uint32_t len)
+cache_piece_locked (struct wcache *wc, struct wc_stripe *st, struct entry *e,
+                    const struct request *rq, uint64_t idx, uint32_t off,
+                    uint32_t len)
 {
   bool whole = off == 0 && len == folio_len (wc, idx);
   bool created = e == NULL;
 
-  if (created && (e = insert_new (wc, st, idx)) == NULL)
+  lb_assert_held_write (&st->lock);
+  if (created && (e = insert_new_locked (wc, st, idx)) == NULL)
     return -1;
   if (rq->op == PIECE_ZERO && whole) {
-    entry_put_data (wc, st, e, NULL);
+    entry_put_data_locked (wc, st, e, NULL);
     e->keep = rq->keep;
   }
   else if (e->data == NULL &&
-           materialize (wc, st, e, created && !whole) == -1) {
+           materialize_locked (wc, st, e, created && !whole) == -1) {
     int err = errno;
 
     if (created)
-      remove_entry (wc, st, e, NULL);
+      remove_entry_locked (wc, st, e, NULL);
     errno = err;
     return -1;
   }
@@ -774,7 +626,7 @@ cache_piece (struct wcache *wc, struct stripe *st, struct entry *e,
     memset (e->data + off, 0, len);
   else if (e->data)
     memcpy (e->data + off, rq->buf, len);
-  mark_dirty (wc, e, off, len);
+  mark_dirty_locked (wc, e, off, len);
   return 0;
 }
 
@@ -807,7 +659,7 @@ static int
 do_piece (struct request *rq, uint64_t idx, uint32_t off, uint32_t len)
 {
   struct wcache *wc = rq->v->wc;
-  struct stripe *st = stripe_of (wc, idx);
+  struct wc_stripe *st = stripe_of (wc, idx);
   uint64_t want = wc->entry_bytes + wc->g->physical_bytes, before;
   unsigned flushes = 0;
   int r;
@@ -815,56 +667,44 @@ do_piece (struct request *rq, uint64_t idx, uint32_t off, uint32_t len)
 again:
   if (reserve_or_flush (rq->v, want) == -1)
     return -1;
-  lock_write (st);
+  stripe_lock_write (st);
   if (is_stale (rq->v)) {
-    unlock (st);
-    unreserve (wc, want);
-    return stale_error ();
+    stripe_unlock (st);
+    wc_unreserve (wc, want);
+    return wc_stale_error ();
   }
-  before = entry_cost (wc, lookup (st, idx));
+  before = entry_cost_locked (wc, st, lookup_locked (st, idx));
   if (rq->op == PIECE_WRITE_FUA)
-    r = write_through (wc, st, lookup (st, idx), rq, idx, off, len);
-  else if ((r = cache_piece (wc, st, lookup (st, idx), rq, idx, off, len)) ==
-             -1 &&
+    r = write_through_locked (wc, st, lookup_locked (st, idx), rq, idx, off,
+                              len);
+  else if ((r = cache_piece_locked (wc, st, lookup_locked (st, idx), rq, idx,
+                                    off, len)) == -1 &&
            errno == ENOSPC) {
     if (flushes == 0)
       goto flush_for_room;
     atomic_fetch_add_explicit (&wc->written_through, 1, memory_order_relaxed);
-    r = write_through (wc, st, lookup (st, idx), rq, idx, off, len);
+    r = write_through_locked (wc, st, lookup_locked (st, idx), rq, idx, off,
+                              len);
   }
   if (r == -1 && errno == ENOSPC && flushes < MAX_FLUSHES_FOR_ROOM &&
       cache_holds_blocks (wc))
     goto flush_for_room;
-  unreserve (wc, want + before - entry_cost (wc, lookup (st, idx)));
-  unlock (st);
+  wc_unreserve (wc,
+                want + before -
+                  entry_cost_locked (wc, st, lookup_locked (st, idx)));
+  stripe_unlock (st);
   return r;
 
 flush_for_room:
-  unreserve (wc, want + before - entry_cost (wc, lookup (st, idx)));
-  unlock (st);
+  wc_unreserve (wc,
+                want + before -
+                  entry_cost_locked (wc, st, lookup_locked (st, idx)));
+  stripe_unlock (st);
   atomic_fetch_add_explicit (&wc->implicit_flushes, 1, memory_order_relaxed);
   if (flush_all (rq->v) == -1)
     return -1;
   flushes++;
   goto again;
-}
-
-/* The Nth write, trim or zero that power-cut-after names: the cut happens
- * once it has reached the cache, and its reply is EIO.  It is cut 1, made
- * only if the power has not failed before (a cut on demand, even one
- * racing with this request): the Nth request would otherwise cut the
- * recovery that follows that cut.
- */
-static int
-maybe_cut_after (struct view *v, uint64_t nth, int r)
-{
-  struct wcache *wc = v->wc;
-  struct lb_cut_report rep;
-
-  if (wc->cfg.cut_after == 0 || nth != wc->cfg.cut_after ||
-      lb_wcache_cut_once (&wc->main.store, 1, &rep) == 0)
-    return r;
-  return stale_error ();
 }
 
 static int for_each_piece (struct request *rq, uint32_t count, uint64_t offset)
@@ -889,7 +729,7 @@ static int for_each_piece (struct request *rq, uint32_t count, uint64_t offset)
   }
   if (r == 0 && rq->op == PIECE_WRITE_FUA)
     r = rq->v->wc->durable->ops->flush (rq->v->wc->durable);
-  return maybe_cut_after (rq->v, nth, r);
+  return wc_maybe_cut_after (rq->v, nth, r);
 }
 
 static int
@@ -901,7 +741,7 @@ wc_pwrite (struct lb_store *s, const void *buf, uint32_t count,
                         .buf = buf };
 
   if (is_stale (rq.v))
-    return stale_error ();
+    return wc_stale_error ();
   return for_each_piece (&rq, count, offset);
 }
 
@@ -913,7 +753,7 @@ wc_zero (struct lb_store *s, uint32_t count, uint64_t offset, unsigned flags)
                         .keep = !(flags & LB_ZERO_MAY_TRIM) };
 
   if (is_stale (rq.v))
-    return stale_error ();
+    return wc_stale_error ();
   return for_each_piece (&rq, count, offset);
 }
 
@@ -935,21 +775,21 @@ wc_pread (struct lb_store *s, void *buf, uint32_t count, uint64_t offset)
     uint64_t pos = offset + done, idx = lb_folio_idx (wc->g, pos);
     uint32_t off = lb_folio_offset (wc->g, pos);
     uint32_t len = wc->g->physical_bytes - off;
-    struct stripe *st = stripe_of (wc, idx);
+    struct wc_stripe *st = stripe_of (wc, idx);
     struct entry *e;
 
     if (len > count - done)
       len = (uint32_t) (count - done);
-    lock_read (st);
+    stripe_lock_read (st);
     if (is_stale (v))
-      r = stale_error ();
-    else if ((e = lookup (st, idx)) == NULL)
+      r = wc_stale_error ();
+    else if ((e = lookup_locked (st, idx)) == NULL)
       r = wc->durable->ops->pread (wc->durable, out, len, pos);
     else if (e->data)
       memcpy (out, e->data + off, len);
     else
       memset (out, 0, len);
-    unlock (st);
+    stripe_unlock (st);
     out += len;
     done += len;
   }
@@ -976,15 +816,15 @@ wc_extents (struct lb_store *s, uint32_t count, uint64_t offset, bool req_one,
   /* Any one stripe's lock keeps a cut from starting or finishing under
    * us: the answer is wholly before the cut or an EIO after it.
    */
-  lock_read (&wc->stripes[0]);
+  stripe_lock_read (&wc->stripes[0]);
   if (is_stale (v))
-    r = stale_error ();
+    r = wc_stale_error ();
   else if (atomic_load_explicit (&wc->dirty_blocks, memory_order_relaxed))
     r = fn (offset, count, false, opaque);
   else
     r = wc->durable->ops->extents (wc->durable, count, offset, req_one, fn,
                                    opaque);
-  unlock (&wc->stripes[0]);
+  stripe_unlock (&wc->stripes[0]);
   return r;
 }
 
@@ -1000,11 +840,14 @@ static void
 destroy_cache (struct wcache *wc)
 {
   for (unsigned i = 0; i < NR_STRIPES; i++) {
-    struct stripe *st = &wc->stripes[i];
+    struct wc_stripe *st = &wc->stripes[i];
 
+    /* Nobody else can take it now; taken for remove_entry_locked. */
+    stripe_lock_write (st);
     for (size_t b = 0; b < st->nr_buckets; b++)
       while (st->buckets[b])
-        remove_entry (wc, st, st->buckets[b], NULL);
+        remove_entry_locked (wc, st, st->buckets[b], NULL);
+    stripe_unlock (st);
     free (st->buckets);
     lb_slab_destroy (&st->slab);
     pthread_rwlock_destroy (&st->lock);
@@ -1026,224 +869,6 @@ wc_destroy (struct lb_store *s)
     free (v);
 }
 
-/* ---- power cuts ---- */
-
-/* Resolve one entry by the mode: write what survives to the durable
- * store.  rng is this block's own stream.
- */
-static int
-resolve (struct wcache *wc, struct entry *e, struct lb_prng *rng,
-         unsigned char *tmp, struct lb_cut_report *r)
-{
-  struct lb_store *d = wc->durable;
-  uint32_t n = logical_in_folio (wc, e->folio_idx),
-           lbytes = wc->g->logical_bytes;
-  uint64_t at = lb_folio_to_bytes (wc->g, e->folio_idx);
-  uint32_t dirty = 0, kept = 0;
-  bool whole = wc->cfg.mode == LB_CUT_ATOMIC && lb_prng_coin (rng);
-
-  entry_pass_charge (wc, e);
-  for (uint32_t i = 0; i < n; i++) {
-    bool keep;
-
-    if (!bit_is_set (e, i))
-      continue;
-    dirty++;
-    keep = wc->cfg.mode == LB_CUT_TORN ? lb_prng_coin (rng) : whole;
-    if (!keep)
-      continue;
-    if (kept++ == 0 &&
-        d->ops->pread (d, tmp, folio_len (wc, e->folio_idx), at) == -1)
-      return -1;
-    if (e->data)
-      memcpy (tmp + (size_t) i * lbytes, e->data + (size_t) i * lbytes,
-              lbytes);
-    else
-      memset (tmp + (size_t) i * lbytes, 0, lbytes);
-  }
-  r->logical_kept += kept;
-  r->logical_lost += dirty - kept;
-  if (kept == 0) {
-    r->blocks_lost++;
-    return 0;
-  }
-  if (kept == dirty)
-    r->blocks_kept++;
-  else
-    r->blocks_torn++;
-  if (kept == dirty && e->data == NULL)
-    return write_back (wc, e);
-  return d->ops->pwrite (d, tmp, folio_len (wc, e->folio_idx), at, false);
-}
-
-static void
-add_report (struct lb_cut_report *sum, const struct lb_cut_report *r)
-{
-  sum->cut++;
-  sum->seed = r->seed;
-  sum->blocks_kept += r->blocks_kept;
-  sum->blocks_lost += r->blocks_lost;
-  sum->blocks_torn += r->blocks_torn;
-  sum->logical_kept += r->logical_kept;
-  sum->logical_lost += r->logical_lost;
-}
-
-struct cut_state {
-  unsigned char *tmp; /* a block's worth; NULL: no memory, blocks lost */
-  uint64_t stream;    /* this cut's; each block derives its own */
-  struct lb_cut_report *r;
-  bool failed;
-};
-
-/* A cut's drain: resolve every entry, whatever happens to the others. */
-static int
-resolve_fn (struct wcache *wc, struct entry *e, void *opaque)
-{
-  struct cut_state *cs = opaque;
-  struct lb_prng rng;
-
-  lb_prng_init (&rng, lb_prng_derive (cs->stream, e->folio_idx));
-  if (cs->tmp == NULL || resolve (wc, e, &rng, cs->tmp, cs->r) == -1)
-    cs->failed = true;
-  return 0;
-}
-
-int
-lb_wcache_cut (struct lb_store *cache, struct lb_cut_report *r)
-{
-  return lb_wcache_cut_once (cache, 0, r) == -1 ? -1 : 0;
-}
-
-int
-lb_wcache_cut_once (struct lb_store *cache, uint64_t nth,
-                    struct lb_cut_report *r)
-{
-  struct wcache *wc = to_view (cache)->wc;
-  unsigned char *tmp;
-  uint64_t freed = 0, stream;
-  struct cut_state cs;
-  int ret = 1;
-
-  memset (r, 0, sizeof *r);
-  pthread_mutex_lock (&wc->cut_lock);
-  /* The generation changes only here, under cut_lock: the check and the
-   * cut are one step for every other cut.
-   */
-  if (nth && atomic_load_explicit (&wc->gen, memory_order_relaxed) >= nth) {
-    pthread_mutex_unlock (&wc->cut_lock);
-    return 0;
-  }
-  tmp = malloc (wc->g->physical_bytes);
-  for (unsigned i = 0; i < NR_STRIPES; i++)
-    lock_write (&wc->stripes[i]);
-  r->cut = atomic_load_explicit (&wc->gen, memory_order_relaxed) + 1;
-  r->seed = wc->cfg.seed;
-  stream = lb_prng_derive (wc->cfg.seed, r->cut);
-  cs = (struct cut_state) { .tmp = tmp, .stream = stream, .r = r };
-  for (unsigned i = 0; i < NR_STRIPES; i++)
-    drain_stripe (wc, &wc->stripes[i], resolve_fn, &cs, &freed);
-  if (cs.failed)
-    ret = -1;
-  unreserve (wc, freed);
-  if (wc->durable->ops->flush (wc->durable) == -1)
-    ret = -1;
-  pthread_mutex_lock (&wc->report_lock);
-  wc->last = *r;
-  add_report (&wc->total, r);
-  pthread_mutex_unlock (&wc->report_lock);
-  if (wc->cfg.on_cut)
-    wc->cfg.on_cut (r, wc->cfg.opaque);
-  /* Requests that checked the old generation without a stripe lock are
-   * waiting for one, and check again under it.
-   */
-  atomic_store_explicit (&wc->gen, r->cut, memory_order_release);
-  for (unsigned i = NR_STRIPES; i-- > 0;)
-    unlock (&wc->stripes[i]);
-  pthread_mutex_unlock (&wc->cut_lock);
-  free (tmp);
-  if (ret == -1)
-    errno = EIO;
-  return ret;
-}
-
-int
-lb_wcache_check_power (struct lb_store *conn)
-{
-  return is_stale (to_view (conn)) ? stale_error () : 0;
-}
-
-uint64_t
-lb_wcache_generation (struct lb_store *cache)
-{
-  return settled_generation (to_view (cache)->wc);
-}
-
-void
-lb_wcache_get_stats (struct lb_store *cache, struct lb_wcache_stats *st)
-{
-  struct wcache *wc = to_view (cache)->wc;
-
-  memset (st, 0, sizeof *st);
-  pthread_mutex_lock (&wc->report_lock);
-  st->last = wc->last;
-  st->total = wc->total;
-  pthread_mutex_unlock (&wc->report_lock);
-  st->implicit_flushes = atomic_load_explicit (&wc->implicit_flushes,
-                                               memory_order_relaxed);
-  st->written_through = atomic_load_explicit (&wc->written_through,
-                                              memory_order_relaxed);
-  st->dirty_blocks = atomic_load_explicit (&wc->dirty_blocks,
-                                           memory_order_relaxed);
-  st->cache_bytes = atomic_load_explicit (&wc->bytes_used,
-                                          memory_order_relaxed);
-  st->cache_bytes_peak = atomic_load_explicit (&wc->bytes_peak,
-                                               memory_order_relaxed);
-}
-
-void
-lb_cut_report_format (const struct lb_cut_report *r, enum lb_cut_mode m,
-                      char *buf, size_t len)
-{
-  snprintf (buf, len,
-            "power cut %" PRIu64 " (mode %s, seed %" PRIu64 "): %" PRIu64
-            " blocks kept, %" PRIu64 " lost, %" PRIu64 " torn",
-            r->cut, lb_cut_mode_name (m), r->seed, r->blocks_kept,
-            r->blocks_lost, r->blocks_torn);
-}
-
-int
-lb_wcache_write_json (FILE *fp, struct lb_store *cache, const char *indent)
-{
-  struct wcache *wc = to_view (cache)->wc;
-  struct lb_wcache_stats st;
-
-  lb_wcache_get_stats (cache, &st);
-  fprintf (fp,
-           "{\n%s  \"mode\": \"%s\", \"seed\": %" PRIu64 ", \"size\": %" PRIu64
-           ",\n",
-           indent, lb_cut_mode_name (wc->cfg.mode), wc->cfg.seed,
-           wc->cfg.cache_bytes);
-  fprintf (fp,
-           "%s  \"bytes_peak\": %" PRIu64 ", \"implicit_flushes\": %" PRIu64
-           ", \"written_through\": %" PRIu64 ",\n",
-           indent, st.cache_bytes_peak, st.implicit_flushes,
-           st.written_through);
-  fprintf (fp,
-           "%s  \"cuts\": %" PRIu64 ", \"blocks_kept\": %" PRIu64
-           ", \"blocks_lost\": %" PRIu64 ", \"blocks_torn\": %" PRIu64
-           ",\n%s  \"logical_kept\": %" PRIu64 ", \"logical_lost\": %" PRIu64
-           "\n%s}",
-           indent, st.total.cut, st.total.blocks_kept, st.total.blocks_lost,
-           st.total.blocks_torn, indent, st.total.logical_kept,
-           st.total.logical_lost, indent);
-  if (ferror (fp)) {
-    if (errno == 0)
-      errno = EIO;
-    return -1;
-  }
-  return 0;
-}
-
 /* ---- creation ---- */
 
 static void
@@ -1254,7 +879,7 @@ view_init (struct view *v, struct wcache *wc, bool follows)
   v->store.read_only = wc->durable->read_only;
   v->wc = wc;
   v->follows = follows;
-  v->gen = settled_generation (wc);
+  v->gen = wc_settled_generation (wc);
 }
 
 struct lb_store *
@@ -1301,7 +926,7 @@ lb_wcache_new (struct lb_store *durable, const struct lb_wcache_config *c)
   pthread_mutex_init (&wc->cut_lock, NULL);
   pthread_mutex_init (&wc->report_lock, NULL);
   for (i = 0; i < NR_STRIPES; i++) {
-    struct stripe *st = &wc->stripes[i];
+    struct wc_stripe *st = &wc->stripes[i];
 
     st->buckets = calloc (MIN_BUCKETS, sizeof *st->buckets);
     if (st->buckets == NULL)

@@ -44,7 +44,8 @@
  * buffers <= the limit), where malloc would keep every freed buffer
  * resident beside the folios that replaced it.
  *
- * Thread-safe; see wcache.c for the locking rules.
+ * Thread-safe; see wcache.c and wcache-cut.c for the locking rules and
+ * locking.h for the plugin's lock order.
  */
 #ifndef LARGEBLOCK_WCACHE_H
 #define LARGEBLOCK_WCACHE_H
@@ -141,6 +142,12 @@ int lb_wcache_cut (struct lb_store *cache, struct lb_cut_report *r);
  */
 int lb_wcache_cut_once (struct lb_store *cache, uint64_t nth,
                         struct lb_cut_report *r);
+
+/* Debug builds (no NDEBUG, locking.h): abort unless the calling thread
+ * holds every lock a cut holds -- for on_cut, which runs under them.  A
+ * no-op under NDEBUG.
+ */
+void lb_wcache_assert_cut_held (struct lb_store *cache);
 
 /* For requests that touch no data (NBD_CMD_CACHE): 0 while conn's power
  * generation is current, else -1 with errno = EIO, as its data requests

@@ -18,11 +18,12 @@
  * thread-safe, short_file_logged is an atomic, and statsfile_lock
  * serializes writing the statistics (after each cut and at exit).
  *
- * Lock order: a cut's report (log_cut, wcache's on_cut) takes
- * statsfile_lock while lib/disk/wcache holds its cut_lock and every
- * stripe lock, so statsfile_lock comes after them; under it only
- * wcache's report_lock is taken (the cut counters, lb_wcache_get_stats).
- * Nothing may enter the cache's reads or writes while holding it.
+ * Lock order: lib/disk/locking.h's table, which includes statsfile_lock.
+ * A cut's report (log_cut_locked, wcache's on_cut) takes statsfile_lock
+ * while lib/disk/wcache holds its cut_lock and every stripe lock, so
+ * statsfile_lock comes after them; under it only wcache's report_lock is
+ * taken (the cut counters, lb_wcache_get_stats).  Nothing may enter the
+ * cache's reads or writes while holding it.
  */
 #include <config.h>
 
@@ -46,6 +47,7 @@
 #include "cutfifo.h"
 #include "disk.h"
 #include "error.h"
+#include "locking.h"
 #include "nbdkitargs.h"
 #include "params.h"
 #include "stats.h"
@@ -60,6 +62,7 @@ static struct lb_store *store; /* disk.store, once configured */
 static struct lb_stats stats;
 static char *statsfile_path; /* absolute: nbdkit may chdir("/") */
 static atomic_bool short_file_logged;
+/* Serializes writing statsfile_path (after each cut and at exit). */
 static pthread_mutex_t statsfile_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lb_cutfifo *cutfifo; /* power-cut-fifo= */
 
@@ -70,34 +73,45 @@ largeblock_load (void)
   lb_stats_init (&stats);
 }
 
+/* Write aside and rename, so a reader never sees half a file. */
 static void
-write_statsfile (void)
+write_statsfile_locked (const struct lb_store_usage *usage)
 {
-  struct lb_store_usage usage;
   char tmp[4096];
   FILE *fp;
 
-  store->ops->usage (store, &usage);
-  pthread_mutex_lock (&statsfile_lock);
-  /* Write aside and rename, so a reader never sees half a file. */
+  lb_assert_held (&statsfile_lock);
   snprintf (tmp, sizeof tmp, "%s.tmp", statsfile_path);
   fp = fopen (tmp, "w");
   if (fp == NULL) {
     nbdkit_error ("largeblock: statsfile %s: %m", tmp);
-    goto out;
+    return;
   }
   if (lb_stats_write_json (fp, store->ops->name, geom,
                            lb_misaligned_policy_name (params.misaligned),
-                           &usage, &stats, disk.cached ? store : NULL) == -1 ||
+                           usage, &stats, disk.cached ? store : NULL) == -1 ||
       fclose (fp) == EOF) {
     nbdkit_error ("largeblock: statsfile %s: %m", tmp);
     unlink (tmp);
-    goto out;
+    return;
   }
   if (rename (tmp, statsfile_path) == -1)
     nbdkit_error ("largeblock: statsfile %s: %m", statsfile_path);
-out:
-  pthread_mutex_unlock (&statsfile_lock);
+}
+
+/* The store's usage first: it may wait for the RAM store's reclaim
+ * worker, which takes locks of row 3 of locking.h's order (before
+ * statsfile_lock).
+ */
+static void
+write_statsfile (void)
+{
+  struct lb_store_usage usage;
+
+  store->ops->usage (store, &usage);
+  lb_mutex_lock (&statsfile_lock);
+  write_statsfile_locked (&usage);
+  lb_mutex_unlock (&statsfile_lock);
 }
 
 static void
@@ -162,15 +176,17 @@ log_notice (const char *line)
     fprintf (stderr, "nbdkit: largeblock: %s\n", line);
 }
 
-/* Every power cut, whoever made it: logged (always, so a crash loop's
- * log says what each cut did and which seed replays it) and, with
+/* wcache's on_cut: runs with every cut lock held (rows 1-2 of
+ * locking.h's order).  Every power cut, whoever made it: logged (always, so a
+ * crash loop's log says what each cut did and which seed replays it) and, with
  * statsfile=, in the statistics at once.
  */
 static void
-log_cut (const struct lb_cut_report *r, void *opaque)
+log_cut_locked (const struct lb_cut_report *r, void *opaque)
 {
   char line[256];
 
+  lb_wcache_assert_cut_held (store);
   lb_cut_report_format (r, params.wcache.mode, line, sizeof line);
   log_notice (line);
   if (statsfile_path)
@@ -258,7 +274,7 @@ largeblock_config_complete (void)
 
   if (prepare_statsfile () == -1)
     return -1;
-  params.wcache.on_cut = log_cut;
+  params.wcache.on_cut = log_cut_locked;
   find_read_only ();
   if (lb_disk_open (&disk, &params, err, sizeof err) == -1) {
     nbdkit_error ("largeblock: %s", err);

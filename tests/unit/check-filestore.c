@@ -8,7 +8,7 @@
  * readers); and, with direct I/O, unaligned writes from
  * many threads into the same direct I/O units, none of which may be lost
  * to another's read-modify-write, and misaligned requests longer than a
- * bounce window; a request far larger than 64 lock units beside small
+ * bounce window; a request far larger than 64 claim units beside small
  * ones (no torn block); reads past the end of a file that shrank (EIO).
  */
 #include <config.h>
@@ -373,7 +373,7 @@ START_TEST (test_direct_rmw_loses_nothing)
 }
 END_TEST
 
-/* A writer that rewrites a request spanning many more lock units than
+/* A writer that rewrites a request spanning many more claim units than
  * the old 64 stripes (1 MiB of 4k blocks) races a thread that writes and
  * reads single blocks inside and outside that range: every physical
  * block read must be all of one write (never torn), and both make

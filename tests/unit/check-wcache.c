@@ -13,20 +13,24 @@
  * open at the cut see EIO and new ones the post-cut image, a full cache
  * flushes implicitly, power-cut-after cuts at the Nth request, a
  * request for cut N cuts once, however many ask for it at once, and the
- * cut is reported before any connection sees it.
+ * cut is reported before any connection sees it.  The lock assertions
+ * (locking.h) abort a child that lacks the lock, and pass in on_cut.
  */
 #include <config.h>
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "suites.h"
 #include "largeblock/geometry.h"
+#include "locking.h"
 #include "prng.h"
 #include "ramstore.h"
 #include "wcache.h"
@@ -867,6 +871,205 @@ START_TEST (test_concurrent_requests_and_cuts)
 }
 END_TEST
 
+/* ---- lock assertions (lib/disk/locking.h) ---- */
+
+/* The exit status of a child that called abort (): it catches SIGABRT
+ * and exits, so that valgrind, which reports every process that dies of
+ * a signal, stays quiet.
+ */
+#define ABORTED_STATUS 134
+
+static void
+exit_aborted (int sig)
+{
+  _exit (ABORTED_STATUS);
+}
+
+/* Run fn in a child whose stderr comes back in msg; whether the child
+ * called abort ().
+ */
+static bool
+child_aborts (void (*fn) (void *), void *arg, char *msg, size_t len)
+{
+  int fds[2], status;
+  ssize_t n, got = 0;
+  pid_t pid;
+
+  ck_assert_int_eq (pipe (fds), 0);
+  pid = fork ();
+  ck_assert_int_ne (pid, -1);
+  if (pid == 0) {
+    signal (SIGABRT, exit_aborted);
+    dup2 (fds[1], STDERR_FILENO);
+    close (fds[0]);
+    fn (arg);
+    _exit (0);
+  }
+  close (fds[1]);
+  while ((size_t) got < len - 1 &&
+         (n = read (fds[0], msg + got, len - 1 - (size_t) got)) > 0)
+    got += n;
+  msg[got] = '\0';
+  close (fds[0]);
+  ck_assert_int_eq (waitpid (pid, &status, 0), pid);
+  return WIFEXITED (status) && WEXITSTATUS (status) == ABORTED_STATUS;
+}
+
+static pthread_mutex_t test_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t test_rwlock = PTHREAD_RWLOCK_INITIALIZER;
+
+static void
+mutex_not_held (void *arg)
+{
+  lb_assert_held (&test_mutex);
+}
+
+static void
+mutex_held (void *arg)
+{
+  lb_mutex_lock (&test_mutex);
+  lb_assert_held_write (&test_mutex);
+  lb_mutex_unlock (&test_mutex);
+}
+
+static void
+rwlock_read_held_asked_for_write (void *arg)
+{
+  lb_rwlock_rdlock (&test_rwlock);
+  lb_assert_held (&test_rwlock);
+  lb_assert_held_write (&test_rwlock);
+}
+
+static void
+rwlock_write_held (void *arg)
+{
+  lb_rwlock_wrlock (&test_rwlock);
+  lb_assert_held (&test_rwlock);
+  lb_assert_held_write (&test_rwlock);
+  lb_rwlock_unlock (&test_rwlock);
+}
+
+static void
+rwlock_released (void *arg)
+{
+  lb_rwlock_wrlock (&test_rwlock);
+  lb_rwlock_unlock (&test_rwlock);
+  lb_assert_held (&test_rwlock);
+}
+
+/* The write cache's own contract: on_cut's assertion outside a cut. */
+static void
+cut_locks_not_held (void *arg)
+{
+  lb_wcache_assert_cut_held (arg);
+}
+
+struct lock_case {
+  const char *name;
+  void (*fn) (void *);
+  bool aborts; /* in a build with the assertions (no NDEBUG) */
+};
+
+static const struct lock_case lock_cases[] = {
+  { "mutex not held", mutex_not_held, true },
+  { "mutex held", mutex_held, false },
+  { "rwlock read-held, write asked", rwlock_read_held_asked_for_write, true },
+  { "rwlock write-held", rwlock_write_held, false },
+  { "rwlock released", rwlock_released, true },
+  { "wcache cut locks outside a cut", cut_locks_not_held, true },
+};
+#define NR_LOCK_CASES (sizeof lock_cases / sizeof lock_cases[0])
+
+START_TEST (test_lock_assertions_abort_without_the_lock)
+{
+  const struct lock_case *lc = &lock_cases[_i];
+  struct fixture f;
+  char msg[512];
+  bool aborted;
+
+  fixture_init (&f, &geos[0], LB_CUT_ATOMIC, 1, 0, 0);
+  aborted = child_aborts (lc->fn, f.cache, msg, sizeof msg);
+#ifdef NDEBUG
+  ck_assert_msg (!aborted, "%s: aborted under NDEBUG: %s", lc->name, msg);
+#else
+  ck_assert_msg (aborted == lc->aborts, "%s: %s (stderr: %s)", lc->name,
+                 aborted ? "aborted" : "did not abort", msg);
+  if (lc->aborts)
+    ck_assert_msg (strstr (msg, "lockdep: ") && strstr (msg, "not held"),
+                   "%s: stderr: %s", lc->name, msg);
+#endif
+  fixture_free (&f);
+}
+END_TEST
+
+/* Held by another thread is not held by this one. */
+struct holder {
+  pthread_mutex_t *m;
+  pthread_barrier_t taken, done;
+};
+
+static void *
+hold_mutex (void *arg)
+{
+  struct holder *h = arg;
+
+  lb_mutex_lock (h->m);
+  pthread_barrier_wait (&h->taken);
+  pthread_barrier_wait (&h->done);
+  lb_mutex_unlock (h->m);
+  return NULL;
+}
+
+START_TEST (test_lock_held_by_another_thread_is_not_held)
+{
+  pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  struct holder h = { .m = &m };
+  pthread_t t;
+
+  pthread_barrier_init (&h.taken, NULL, 2);
+  pthread_barrier_init (&h.done, NULL, 2);
+  ck_assert_int_eq (pthread_create (&t, NULL, hold_mutex, &h), 0);
+  pthread_barrier_wait (&h.taken);
+#ifndef NDEBUG
+  ck_assert (!lb_lockdep_held (&m, false));
+#endif
+  pthread_barrier_wait (&h.done);
+  pthread_join (t, NULL);
+  pthread_barrier_destroy (&h.taken);
+  pthread_barrier_destroy (&h.done);
+}
+END_TEST
+
+/* on_cut runs with every cut lock held: its assertion passes. */
+static void
+assert_in_cut (const struct lb_cut_report *r, void *opaque)
+{
+  lb_wcache_assert_cut_held (*(struct lb_store **) opaque);
+}
+
+START_TEST (test_on_cut_holds_the_cut_locks)
+{
+  struct lb_geometry g;
+  struct lb_store *cache = NULL;
+  struct lb_wcache_config c = { .mode = LB_CUT_TORN,
+                                .seed = 3,
+                                .cache_bytes = 1u << 20,
+                                .on_cut = assert_in_cut,
+                                .opaque = &cache };
+  struct lb_cut_report rep;
+  char buf[4096];
+
+  test_geometry (&g, 1u << 20, 16384, 4096, 32u << 20);
+  cache = lb_wcache_new (lb_ramstore_new (&g, 0), &c);
+  ck_assert_ptr_nonnull (cache);
+  memset (buf, 7, sizeof buf);
+  ck_assert_int_eq (cache->ops->pwrite (cache, buf, sizeof buf, 0, false), 0);
+  ck_assert_int_eq (lb_wcache_cut (cache, &rep), 0);
+  ck_assert_uint_eq (rep.cut, 1);
+  cache->ops->destroy (cache);
+}
+END_TEST
+
 static Suite *
 wcache_suite (void)
 {
@@ -888,6 +1091,13 @@ wcache_suite (void)
   tcase_add_test (tc, test_memory_limit_writes_through);
   tcase_add_test (tc, test_memory_limit_fua_write_flushes_the_copies);
   tcase_add_loop_test (tc, test_concurrent_requests_and_cuts, 0, NR_MODES);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("locks");
+  tcase_add_loop_test (tc, test_lock_assertions_abort_without_the_lock, 0,
+                       NR_LOCK_CASES);
+  tcase_add_test (tc, test_lock_held_by_another_thread_is_not_held);
+  tcase_add_test (tc, test_on_cut_holds_the_cut_locks);
   suite_add_tcase (s, tc);
   return s;
 }
