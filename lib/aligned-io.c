@@ -41,9 +41,12 @@ struct lb_statx_abi {
   uint32_t stx_dio_offset_align;
   unsigned char pad3[96];
 };
-_Static_assert(sizeof (struct lb_statx_abi) == 256, "struct statx is 256");
-_Static_assert(offsetof (struct lb_statx_abi, stx_dio_mem_align) == 0x98,
-               "stx_dio_mem_align at 0x98");
+/* clang-format 14 and 21 lay _Static_assert out differently. */
+/* clang-format off */
+_Static_assert (sizeof (struct lb_statx_abi) == 256, "struct statx is 256");
+_Static_assert (offsetof (struct lb_statx_abi, stx_dio_mem_align) == 0x98,
+                "stx_dio_mem_align at 0x98");
+/* clang-format on */
 
 #define LB_BYTES_MAX ((uint64_t) INT64_MAX)
 

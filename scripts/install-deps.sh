@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # largeblock: install every Debian 12 package the build and the tests need.
 # Idempotent: does nothing (and needs no network) when all are present.
+# --list prints the packages, one a line, and installs nothing
+# (scripts/check-distro.sh builds its chroots from it).
 set -euo pipefail
 
 packages=(
@@ -10,7 +12,7 @@ packages=(
   nbdkit nbdkit-plugin-dev libnbd-dev libcap-ng-dev libblkid-dev check
   # tests and examples
   libnbd-bin python3-libnbd qemu-utils fio xfsprogs fuse3 util-linux
-  e2fsprogs btrfs-progs libcap2-bin nbd-client
+  e2fsprogs btrfs-progs libcap2-bin nbd-client procps
   # hardening (docs/testing.md): valgrind, libFuzzer, AFL++ (session fuzzer)
   valgrind clang afl++
   # largeblock-vm and make check-vm: guests under QEMU
@@ -20,6 +22,11 @@ packages=(
   # the Debian packages (make check-deb)
   debhelper lintian
 )
+
+if [ "${1:-}" = --list ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do

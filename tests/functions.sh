@@ -66,6 +66,12 @@ trap 'exit 143' TERM
 fail () { echo "FAIL: $*" >&2; exit 1; }
 skip () { echo "SKIP: $*"; exit 77; }
 requires () { command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"; }
+# loop_device_usable: a loop device can be set up here.  "losetup -f"
+# alone only reads /sys/block, which a chroot or container can show
+# while its /dev has no loop nodes (scripts/check-distro.sh's chroots).
+loop_device_usable () {
+    [ -e /dev/loop-control ] && losetup -f >/dev/null 2>&1
+}
 
 # check_pod POD: podchecker finds neither errors nor warnings in POD.
 check_pod () {

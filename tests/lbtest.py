@@ -231,6 +231,37 @@ def extents(h, count, offset, flags=0):
     return out
 
 
+def extents_covering(h, count, offset):
+    """base:allocation of the whole range [offset, offset + count), as
+    the coalesced list of (offset, length, flags) a client builds by
+    asking again from where each reply ended.
+
+    The NBD protocol lets a reply cover less than the request, and
+    newer servers do: nbdkit 1.48 sends a 4G-4k hole as one 4G-64k
+    extent (0xffff0000, a multiple of every block size up to 64k, so a
+    client going on from its end stays aligned), although the plugin
+    was asked for, and answered, all of it; nbdkit 1.32 and 1.42 send
+    all of it.  Each reply must still start where it was asked, make
+    progress, and stay inside the request.
+    """
+    out = []
+    pos, end = offset, offset + count
+    while pos < end:
+        got = extents(h, end - pos, pos)
+        assert got and got[0][0] == pos, \
+            "block_status(%d, %d) answered %r" % (end - pos, pos, got)
+        reached = got[-1][0] + got[-1][1]
+        assert reached <= end, "block_status(%d, %d) reached %d, past " \
+            "the request" % (end - pos, pos, reached)
+        for e in got:
+            if out and out[-1][2] == e[2]:
+                out[-1] = (out[-1][0], out[-1][1] + e[1], e[2])
+            else:
+                out.append(e)
+        pos = reached
+    return out
+
+
 def read_stats(path):
     with open(path) as f:
         return json.load(f)

@@ -19,7 +19,8 @@ requests may start and end anywhere, also mid-folio):
   claims;
 - on a 7E disk with one folio written at 1T, a 4 GiB-4k block status
   around it reports hole / that folio / hole, and one at the very end of
-  the disk is a single hole;
+  the disk is a single hole (asked again from where a reply ended:
+  nbdkit 1.48 answers it in two);
 - `nbdinfo --map` of a 1T disk with one written folio lists exactly that
   folio as data and the rest as hole,zero, and the server keeps serving.
 """
@@ -238,8 +239,9 @@ def check_7e():
             ext = lbtest.extents(h, 4096, TiB + 4096)
             assert ext == [(TiB + 4096, 4096, DATA)], \
                 "7E: 4k inside the data folio: %r" % ext
-            # The very end of the disk.
-            ext = lbtest.extents(h, count, size - count)
+            # The very end of the disk: one hole, which newer nbdkit
+            # sends in two replies (lbtest.extents_covering says why).
+            ext = lbtest.extents_covering(h, count, size - count)
             assert ext == [(size - count, count, HOLE_ZERO)], \
                 "7E: last 4G: %r" % ext
             # Far from anything written, not starting at a folio.

@@ -20,7 +20,7 @@ requires nbdfuse
 requires fusermount3
 requires mkfs.xfs
 [ -c /dev/fuse ] || skip "/dev/fuse is missing"
-losetup -f >/dev/null 2>&1 || skip "no free loop device"
+loop_device_usable || skip "no loop device (/dev/loop-control) or none free"
 
 py () { "$PYTHON_NBD" - "$@"; }
 

@@ -13,7 +13,7 @@ source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (mounts and loop devices)"
 requires losetup
 requires mkfs.ext4
-losetup -f >/dev/null 2>&1 || skip "no free loop device"
+loop_device_usable || skip "no loop device (/dev/loop-control) or none free"
 
 # refused NAME MESSAGE NBDKIT-ARGS...: nbdkit exits non-zero at start-up
 # with MESSAGE as its one line, never running its --run command.

@@ -11,7 +11,7 @@ source "$abs_top_srcdir/tests/verify-functions.sh"
 [ "$(id -u)" -eq 0 ] || skip "needs root (a loop device and a mount)"
 requires losetup
 requires mkfs.xfs
-losetup -f >/dev/null 2>&1 || skip "no free loop device"
+loop_device_usable || skip "no loop device (/dev/loop-control) or none free"
 
 # The backing file lives on /var/tmp, sparse (mkfs.xfs wants 300 MB).
 vartmp=$(mktemp -d /var/tmp/lbverify.XXXXXX)

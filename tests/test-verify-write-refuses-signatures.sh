@@ -82,7 +82,7 @@ expect_rc force-alone 3
 if [ "$(id -u)" -ne 0 ]; then
     echo "loop device part skipped: not root"
 elif ! command -v mkfs.xfs >/dev/null || ! command -v losetup >/dev/null ||
-        ! losetup -f >/dev/null 2>&1; then
+        ! loop_device_usable; then
     echo "loop device part skipped: no mkfs.xfs, losetup or free loop device"
 else
     xfs="$vartmp/xfs.img"

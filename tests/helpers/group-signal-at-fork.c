@@ -60,7 +60,10 @@ in_parent_wait_until_sent (void)
   sent_pipe[0] = sent_pipe[1] = -1;
 }
 
-static void __attribute__ ((constructor)) arm (void)
+static void arm (void) __attribute__ ((constructor));
+
+static void
+arm (void)
 {
   const char *flag = getenv ("LB_GROUP_SIGNAL_FLAG");
   const char *sig = getenv ("LB_GROUP_SIGNAL");
