@@ -100,6 +100,8 @@ concurrency_tests = $(unit_lib_tests) tests/stress-ramstore \
 check-concurrency:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(concurrency_tests)"
 .PHONY: check-concurrency
+# TSAN_OPTIONS (Makefile.am) names this file; each entry says why.
+EXTRA_DIST += tests/helpers/tsan.supp
 
 # ---- soak: make soak (SOAK_SECONDS, default 600) ----
 SOAK_SECONDS = 600
