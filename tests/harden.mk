@@ -46,11 +46,28 @@ EXTRA_DIST += tests/helpers/valgrind.supp
 # mount, teardown) run in test-run-xfs-16k, test-run-crash-xfs and the rest.  For the
 # same reason largeblock-run's failure paths (every stage failing, with
 # or without --crash-test): the longest two tests under valgrind (about
-# 2 minutes each), where the plugin only starts and stops.  And the tests
-# that start no server: the format and documentation checks.
+# 2 minutes each), where the plugin only starts and stops.  Likewise the
+# tests whose subject is what largeblock-run or largeblock-verify does
+# (its options, mount points, messages, how it classifies other or broken
+# servers), not the data path through the plugin: under valgrind they
+# took 510 s of test time (a third of the target's), and the plugin
+# requests they make are the ones test-run-xfs-16k, test-run-crash-xfs,
+# test-verify-largeblock-clean-bill and test-verify-power-cut make, which
+# stay.  And the tests that start no server: the format and documentation
+# checks.
 valgrind_skipped_tests = $(run_process_tests) \
 	tests/test-run-failures-leave-nothing.sh \
 	tests/test-run-crash-stages.sh \
+	tests/test-run-nbd-stub-client.sh \
+	tests/test-run-mount-dir-created.sh \
+	tests/test-run-no-command.sh \
+	tests/test-run-crash-empty-cache-warns.sh \
+	tests/test-run-teardown-device-held.sh \
+	tests/test-run-fstests-fixture.sh \
+	tests/test-verify-largeblock-run-device.sh \
+	tests/test-verify-broken-server-classified.sh \
+	tests/test-verify-only-after-restart.sh \
+	tests/test-verify-other-servers-reported.sh \
 	tests/test-format.sh \
 	tests/test-docs-no-markup-in-verbatim.sh \
 	tests/test-run-docs-cover-every-option.sh \
