@@ -5,8 +5,13 @@
 # fuzz replay tests run are in fuzz/local.mk, bench/copy-cost in
 # bench/local.mk.)
 
-TESTS += $(instrumented_tests) $(bench_smoke_tests)
-instrumented_tests = $(unit_tests) tests/stress-ramstore $(integration_tests)
+# make -j starts tests in the order listed: the longest (the bench's
+# smoke tests and largeblock-run's signal tests, a minute or two each)
+# come first, so that none of them starts last and leaves the other jobs
+# idle at the end.
+TESTS += $(bench_smoke_tests) $(instrumented_tests)
+instrumented_tests = $(run_process_tests) $(unit_tests) tests/stress-ramstore \
+	$(integration_tests)
 EXTRA_DIST += tests/functions.sh \
 	tests/lbtest.py tests/docexamples.py
 
@@ -169,7 +174,8 @@ integration_tests += \
 # under valgrind or ASan they would time the instrumentation, and the
 # plugin paths they reach run in the tests above, so the instrumented
 # passes (check-valgrind, check-sanitizers' asan) leave them out:
-# check-instrumented is make check without them.
+# check-instrumented is make check without them (and without
+# source_check_tests, tests/harden.mk: they run none of our code).
 bench_smoke_tests = \
 	tests/test-bench-smoke.sh \
 	tests/test-bench-smoke-file.sh \
@@ -180,7 +186,8 @@ bench_smoke_tests = \
 	tests/test-bench-merge-report.py
 EXTRA_DIST += tests/bench-functions.sh $(bench_smoke_tests)
 check-instrumented:
-	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$(instrumented_tests)"
+	$(MAKE) $(AM_MAKEFLAGS) check \
+	  TESTS="$(filter-out $(source_check_tests),$(instrumented_tests))"
 .PHONY: check-instrumented
 
 # The docs' shell examples, run as written (tests/docexamples.py finds
@@ -203,7 +210,6 @@ integration_tests += \
 	tests/test-run-nbd-stub-client.sh \
 	tests/test-run-attach-nbd-unavailable.sh \
 	tests/test-run-nbd-xfs.sh \
-	$(run_process_tests) \
 	tests/test-run-crash-xfs.sh \
 	tests/test-run-crash-options.sh \
 	tests/test-run-crash-stages.sh \
@@ -216,12 +222,14 @@ integration_tests += \
 	tests/test-run-docs-cover-every-option.sh
 # largeblock-run's own process handling: a signal at every step, dead
 # runs' --cleanup (check-valgrind leaves them out: tests/harden.mk).
+# They are first in make check's order (instrumented_tests), the two
+# longest first.
 run_process_tests = \
+	tests/test-run-signal-soak.sh \
 	tests/test-run-signal-steps.sh \
 	tests/test-run-signal-ctrl-c.sh \
 	tests/test-run-signal-in-teardown-sets-status.sh \
 	tests/test-run-group-signal-during-mkfs.sh \
-	tests/test-run-signal-soak.sh \
 	tests/test-run-sigkill-cleanup.sh \
 	tests/test-run-cleanup-planted-journal.sh \
 	tests/test-run-cleanup-symlink-swap.sh \
