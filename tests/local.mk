@@ -43,6 +43,7 @@ unit_lib_suites = \
 	tests/unit/check-nbdkitargs.c
 # server/: the process layer, the mkfs command line, kernel versions.
 unit_server_suites = \
+	tests/unit/check-cmdline.c \
 	tests/unit/check-proc.c \
 	tests/unit/check-mkfscmd.c \
 	tests/unit/check-kernel-version.c

@@ -2,10 +2,12 @@
 # largeblock: server/common/ -- what largeblock-run (server/run/) and
 # largeblock-vm (server/vm/) share, built once: the process layer
 # (proc), starting and checking a server (serve), the plugin they serve
-# (plugin-choice) and kernel versions.  Never installed.
+# (plugin-choice), kernel versions and their command line's shape
+# (cmdline).  Never installed.
 
 noinst_LTLIBRARIES += server/common/libcommon.la
 server_common_libcommon_la_SOURCES = \
+	server/common/cmdline.c server/common/cmdline.h \
 	server/common/kernel-version.c server/common/kernel-version.h \
 	server/common/plugin-choice.c server/common/plugin-choice.h \
 	server/common/proc.c server/common/proc.h \

@@ -31,6 +31,7 @@
 
 #include <cap-ng.h>
 
+#include "cmdline.h"
 #include "fstests.h"
 #include "mkfscmd.h"
 #include "plugin-choice.h"
@@ -190,7 +191,7 @@ parse_options (struct run *run, int argc, char **argv)
     { "version", no_argument, NULL, O_VERSION },
     { NULL, 0, NULL, 0 }
   };
-  int c, dashdash;
+  int c, cmd;
   char *end, err[128];
 
   if (proc_read_stop_timeout (err, sizeof err) == -1) {
@@ -215,12 +216,9 @@ parse_options (struct run *run, int argc, char **argv)
       exit (EXIT_SUCCESS);
     case O_DISKS:
       run->opt.disks_set = true;
-      run->opt.disks = strtoul (optarg, &end, 10);
-      if (*end || run->opt.disks < 1 || run->opt.disks > MAX_DISKS) {
-        fprintf (stderr, PROG ": --disks=%s: must be 1 to %d\n", optarg,
-                 MAX_DISKS);
+      if (cmdline_count (PROG, "disks", optarg, MAX_DISKS, &run->opt.disks) ==
+          -1)
         return -1;
-      }
       break;
     case O_FS_BLKSIZE:
       run->opt.fs_blksize = strtoul (optarg, &end, 0);
@@ -236,20 +234,10 @@ parse_options (struct run *run, int argc, char **argv)
     default: usage (stderr); return -1;
     }
   }
-  /* PARAM=VALUE up to "--" (getopt leaves "--" consumed only if it
-   * came before any non-option, so look for it ourselves). */
-  dashdash = optind > 1 && strcmp (argv[optind - 1], "--") == 0;
-  run->opt.params = &argv[optind];
-  run->opt.nr_params = 0;
-  if (!dashdash)
-    while (optind + run->opt.nr_params < argc &&
-           strcmp (argv[optind + run->opt.nr_params], "--") != 0)
-      run->opt.nr_params++;
-  if (optind + run->opt.nr_params < argc) {
-    int cmd = optind + run->opt.nr_params + (dashdash ? 0 : 1);
-    if (cmd < argc)
-      run->opt.command = &argv[cmd];
-  }
+  cmd = cmdline_split (argc, argv, optind, &run->opt.params,
+                       &run->opt.nr_params);
+  if (cmd < argc)
+    run->opt.command = &argv[cmd];
   if (run->opt.mkfs && !lb_mkfs_known (run->opt.mkfs)) {
     fprintf (stderr,
              PROG ": --mkfs=%s: unknown filesystem; must be xfs, "
@@ -263,9 +251,7 @@ parse_options (struct run *run, int argc, char **argv)
     return -1;
   }
   choose_plugin (run);
-  run->opt.nbdkit = getenv ("NBDKIT");
-  if (!run->opt.nbdkit || !*run->opt.nbdkit)
-    run->opt.nbdkit = "nbdkit";
+  run->opt.nbdkit = cmdline_nbdkit ();
   return 0;
 }
 

@@ -25,6 +25,7 @@
 
 #include <libnbd.h>
 
+#include "cmdline.h"
 #include "plugin-choice.h"
 #include "proc.h"
 #include "serve.h"
@@ -43,22 +44,6 @@ usage (FILE *fp)
            "       [--plugin=PATH] [--verbose] [PARAM=VALUE ...] -- "
            "COMMAND\n"
            "       " VM_PROG " --help | --version\n");
-}
-
-static int
-parse_count (const char *opt, const char *arg, unsigned max, unsigned *out)
-{
-  char *end;
-  unsigned long v;
-
-  errno = 0;
-  v = strtoul (arg, &end, 10);
-  if (errno || *end || end == arg || v < 1 || v > max) {
-    fprintf (stderr, VM_PROG ": --%s=%s: must be 1 to %u\n", opt, arg, max);
-    return -1;
-  }
-  *out = v;
-  return 0;
 }
 
 /* COMMAND's words joined by spaces: the guest runs it with bash -c, so
@@ -209,39 +194,30 @@ parse_options (struct vm *vm, int argc, char **argv)
       printf (VM_PROG " " PACKAGE_VERSION "\n");
       exit (EXIT_SUCCESS);
     case O_CONNECTIONS:
-      r = parse_count ("connections", optarg, VM_MAX_CONNECTIONS,
-                       &vm->opt.connections);
+      r = cmdline_count (VM_PROG, "connections", optarg, VM_MAX_CONNECTIONS,
+                         &vm->opt.connections);
       break;
     case O_DISKS:
-      r = parse_count ("disks", optarg, VM_MAX_DISKS, &vm->opt.disks);
+      r = cmdline_count (VM_PROG, "disks", optarg, VM_MAX_DISKS,
+                         &vm->opt.disks);
       break;
     case O_TIMEOUT:
-      r = parse_count ("timeout", optarg, 7 * 24 * 3600, &vm->opt.timeout_s);
+      r = cmdline_count (VM_PROG, "timeout", optarg, 7 * 24 * 3600,
+                         &vm->opt.timeout_s);
       break;
     default: usage (stderr); return -1;
     }
   }
   if (r == -1)
     return -1;
-  /* PARAM=VALUE up to "--", then COMMAND. */
-  if (optind > 1 && strcmp (argv[optind - 1], "--") == 0)
-    first_word = optind; /* getopt consumed a "--" before any PARAM */
-  else {
-    vm->opt.params = &argv[optind];
-    while (optind < argc && strcmp (argv[optind], "--") != 0) {
-      optind++;
-      vm->opt.nr_params++;
-    }
-    first_word = optind + 1;
-  }
+  first_word = cmdline_split (argc, argv, optind, &vm->opt.params,
+                              &vm->opt.nr_params);
   if (first_word < argc &&
       join_command (vm, &argv[first_word], argc - first_word) == -1)
     return -1;
   vm->opt.plugin = plugin_choose (vm->opt.plugin, VM_PROG, from, sizeof from);
   vm_verbose (vm, "plugin %s (%s)", vm->opt.plugin, from);
-  vm->opt.nbdkit = getenv ("NBDKIT");
-  if (!vm->opt.nbdkit || !*vm->opt.nbdkit)
-    vm->opt.nbdkit = "nbdkit";
+  vm->opt.nbdkit = cmdline_nbdkit ();
   return check_options (vm);
 }
 
