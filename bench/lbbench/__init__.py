@@ -1,10 +1,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """largeblock side-by-side benchmark.
 
-Drives largeblock and its peers -- nbdkit memory (allocator=sparse and
-allocator=malloc) and nbdkit null, the protocol ceiling that copies no
-data -- with fio's nbd engine over Unix sockets, with the same client
-settings for all.  The machine this runs on is shared and noisy, so only
+Drives largeblock (4k/4k, 16k/4k, 16k/16k and 64k/4k) and its peers --
+nbdkit memory (allocator=sparse and allocator=malloc), nbdkit memory
+behind nbdkit's own blocksize-policy filter set up like largeblock
+16k/4k, and nbdkit null, the protocol ceiling that copies no data --
+with fio's nbd engine over Unix sockets, with the same client settings
+and the same nbdkit --threads for all (--threads; by default 2 per CPU,
+within 4 to 16: on few CPUs nbdkit's own 16 per connection thrash).
+
+The machine this runs on is shared and noisy, so only
 ratios measured in the same run mean anything: servers are interleaved,
 the order rotated each repetition (A B C B C A ...) so that no server
 always runs first, for every pattern, each pattern is repeated, and medians
