@@ -31,6 +31,7 @@ TMPFS = os.environ.get("LARGEBLOCK_BENCH_TMPFS", "/dev/shm")
 WARMUP = 64 * MiB               # trim: written and trimmed before timing
 MEMORY_PEERS = ("memory-sparse", "memory-malloc")    # matrix: the targets
 POLICY = "memory+blocksize-policy"  # matrix: nbdkit's filter over memory
+BASELINE = "baseline-"          # matrix: the --baseline build's prefix
 VM_ATTACHES = ("virtio", "nbd")  # kernel: the guest's paths
 
 

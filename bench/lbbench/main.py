@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The command line: checks what the run needs, runs the sections asked
 for (run.py) with the teardown on a signal (teardown.py), and writes the
-report (report.py).  --threads becomes the dict the run and the
-report read: "threads" {value (None: nbdkit's own default), why}.
+report (report.py).  Options that name nbdkit's threads and the
+baseline become the dicts the run and the report read: "threads"
+{value (None: nbdkit's own default), why} and "baseline" {rev, commit}
+or {plugin}.
 """
 import argparse
 import json
@@ -12,6 +14,7 @@ import signal
 import sys
 
 from . import __doc__ as package_doc
+from .baseline import check_plugin, resolve
 from .common import COPY_COST, PLUGIN
 from .report import write_report
 from .teardown import catch_signals, caught_signal, teardown
@@ -34,6 +37,14 @@ def threads(text):
             "'%s': must be a number of threads (1 or more) or 'default'"
             % text)
     return {"value": int(text), "why": "given with --threads"}
+
+
+def baseline(args):
+    if args.baseline is not None:
+        return {"rev": args.baseline, "commit": resolve(args.baseline)}
+    if args.baseline_plugin is not None:
+        return {"plugin": check_plugin(args.baseline_plugin)}
+    return None
 
 
 def main():
@@ -60,6 +71,12 @@ def main():
                     help="nbdkit's --threads for every server in the "
                     "matrix (default 2 per CPU, within 4 to 16; 'default': "
                     "nbdkit's own, 16)")
+    base = ap.add_mutually_exclusive_group()
+    base.add_argument("--baseline", metavar="REV",
+                      help="also serve the plugin of git revision REV, "
+                      "built in a temporary worktree, in every geometry")
+    base.add_argument("--baseline-plugin", metavar="PATH",
+                      help="like --baseline, with a plugin .so built before")
     args = ap.parse_args()
     if args.render:
         with open(args.render) as f:
@@ -71,6 +88,10 @@ def main():
     sections = list(args.only or ALL_SECTIONS)
     if args.threads is None:
         args.threads = threads(None)
+    args.baseline = baseline(args)
+    if args.baseline and "matrix" not in sections:
+        sys.exit("largeblock-bench: --baseline and --baseline-plugin "
+                 "compare the matrix: add --only matrix")
     if shutil.which("fio") is None:
         sys.exit("largeblock-bench: fio is not installed")
     if not os.path.isfile(PLUGIN):

@@ -1,15 +1,16 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Section "matrix": the fio throughput matrix, largeblock in several
 geometries against nbdkit memory (both allocators), nbdkit's
-blocksize-policy filter over memory and nbdkit null, servers
-interleaved, every nbdkit with the same nbdkit options (the
+blocksize-policy filter over memory and nbdkit null -- and, with
+--baseline, another build of largeblock in the same geometries --
+servers interleaved, every nbdkit with the same nbdkit options (the
 bench's --threads).
 """
 import statistics
 
 import nbd
 
-from .common import POLICY, KiB, MiB, PLUGIN, connect, size_name
+from .common import BASELINE, POLICY, KiB, MiB, PLUGIN, connect, size_name
 from .fio import fio
 from .server import Server
 
@@ -36,6 +37,10 @@ def geometry_name(physical, logical):
 
 def lb_name(physical, logical):
     return "largeblock-" + geometry_name(physical, logical)
+
+
+def baseline_name(physical, logical):
+    return BASELINE + geometry_name(physical, logical)
 
 
 def largeblock(workdir, name, plugin, size, physical, logical, nbdkit_args):
@@ -70,9 +75,11 @@ def policy_peer(workdir, size, maximum, nbdkit_args):
     return server
 
 
-def start_servers(workdir, disk_bytes, geometries, nbdkit_args=()):
-    """The matrix's servers by name: the peers and largeblock in each of
-    GEOMETRIES; every nbdkit gets NBDKIT_ARGS."""
+def start_servers(workdir, disk_bytes, geometries, nbdkit_args=(),
+                  baseline=None):
+    """The matrix's servers by name: the peers, largeblock in each of
+    GEOMETRIES, and with a baseline (another build's plugin .so) that
+    build in each of them too; every nbdkit gets NBDKIT_ARGS."""
     size = size_name(disk_bytes)
     # The policy's maximum is what this largeblock advertises: ask it.
     probe = largeblock(workdir, "probe", PLUGIN, size, *POLICY_GEOMETRY,
@@ -90,6 +97,11 @@ def start_servers(workdir, disk_bytes, geometries, nbdkit_args=()):
         name = lb_name(physical, logical)
         servers[name] = largeblock(workdir, name, PLUGIN, size, physical,
                                    logical, nbdkit_args)
+    if baseline:
+        for physical, logical in geometries:
+            name = baseline_name(physical, logical)
+            servers[name] = largeblock(workdir, name, baseline, size,
+                                       physical, logical, nbdkit_args)
     return servers
 
 

@@ -7,7 +7,7 @@ import platform
 import statistics
 import subprocess
 
-from .common import (MEMORY_PEERS, POLICY, VM_ATTACHES, WARMUP,
+from .common import (BASELINE, MEMORY_PEERS, POLICY, VM_ATTACHES, WARMUP,
                      KiB, MiB, NBDKIT, ratio, size_name)
 
 LARGEBLOCK = "largeblock-"
@@ -177,6 +177,66 @@ def policy_line(cells):
                  "%.2f (%s)" % (lb, sum(1 for r, _ in vs if r >= 1.0),
                                 len(vs), min(vs)[0], min(vs)[1]))
     return [line + "."]
+
+
+def baseline_label(b):
+    """How the report names the baseline: REV (its commit) or its .so."""
+    if "rev" in b:
+        return "%s (%s)" % (b["rev"], b["commit"][:12])
+    return "the plugin `%s`" % b["plugin"]
+
+
+def since_pairs(cells):
+    """(cell, geometry, now, then) for each largeblock result that has a
+    baseline result beside it."""
+    out = []
+    for c in cells:
+        for n, r in c["servers"].items():
+            then = c["servers"].get(BASELINE + n[len(LARGEBLOCK):])
+            if n.startswith(LARGEBLOCK) and then:
+                out.append((c, n[len(LARGEBLOCK):], r, then))
+    return out
+
+
+def since_report(res):
+    """The section on largeblock against the --baseline build."""
+    b, pairs = res["baseline"], since_pairs(res["cells"])
+    name = b.get("rev", "baseline")
+    lines = ["", "## Since the last release", "",
+             "This checkout's largeblock against %s, each geometry served "
+             "by both builds, in the same run and rotation as the servers "
+             "above (`%s...` rows in the throughput table).  Above 1.00 "
+             "the throughput is higher now; the CPU ratio is the server's "
+             "CPU s/GiB now over then, below 1.00 cheaper now." % (
+                 baseline_label(b), BASELINE), ""]
+    if not pairs:
+        return lines + ["No row had both builds."]
+    mibs = [(ratio(now["mibs"], then["mibs"]), "%s %s" % (row_key(c), g))
+            for c, g, now, then in pairs]
+    cpu = [(ratio(now["cpu_per_gib"], then["cpu_per_gib"]),
+            "%s %s" % (row_key(c), g)) for c, g, now, then in pairs]
+    lines += ["- Throughput since %s: median %.2f; lowest %.2f (%s); %d of "
+              "%d results at or above 0.95." % (
+                  name, statistics.median(r for r, _ in mibs), min(mibs)[0],
+                  min(mibs)[1], sum(1 for r, _ in mibs if r >= 0.95),
+                  len(mibs)),
+              "- Server CPU per GiB since %s: median %.2f; highest %.2f "
+              "(%s)." % (name, statistics.median(r for r, _ in cpu),
+                         max(cpu)[0], max(cpu)[1]),
+              "",
+              "| pattern | bs | conns | geometry | MiB/s | %s MiB/s | "
+              "since %s | CPU s/GiB | %s CPU s/GiB | CPU since %s |" % (
+                  name, name, name, name),
+              "| --- | --- | --- | --- |" + " ---: |" * 6]
+    for c, g, now, then in pairs:
+        lines.append("| %s | %s | %d | %s | %.0f | %.0f | %.2f | %.3f | "
+                     "%.3f | %.2f |" % (
+                         c["rw"], size_name(c["bs"]), c["conns"], g,
+                         now["mibs"], then["mibs"],
+                         ratio(now["mibs"], then["mibs"]),
+                         now["cpu_per_gib"], then["cpu_per_gib"],
+                         ratio(now["cpu_per_gib"], then["cpu_per_gib"])))
+    return lines
 
 
 def threads_note(res):
@@ -615,6 +675,8 @@ def report(res):
             res["cells"], res.get("copy_cost")) + [
                 "", "## Throughput", ""] + against_memory_table(
                     res["cells"]) + [""] + matrix_table(res["cells"])
+        if res.get("baseline"):
+            lines += since_report(res)
     m = res.get("memory")
     if m:
         lines += ["", "## Memory", "",

@@ -10,6 +10,7 @@ from .file import file_section
 from .huge import huge_page_section
 from .kernel import kernel_section
 from .limit import limit_section
+from .baseline import build as build_baseline
 from .matrix import (BLOCK_SIZES, CONNECTIONS, GEOMETRIES, PATTERNS,
                      QUICK_GEOMETRIES, prefill, run_matrix, start_servers)
 from .memory import memory_section
@@ -49,9 +50,14 @@ def run_sections(args, sections, progress):
     workdir = private_dir("lbbench.")
     if "matrix" in sections:
         res["threads"] = args.threads
+        res["baseline"] = baseline = dict(args.baseline or {})
+        if "commit" in baseline:
+            baseline["plugin"] = build_baseline(
+                baseline["rev"], baseline["commit"], progress)
         geoms = QUICK_GEOMETRIES if quick else GEOMETRIES
         servers = start_servers(workdir, disk, geoms,
-                                nbdkit_threads_args(args.threads))
+                                nbdkit_threads_args(args.threads),
+                                baseline.get("plugin"))
         res["cmdlines"] = {n: s.cmdline for n, s in servers.items()}
         prefill(servers, workdir, region)
         res["cells"] = run_matrix(
