@@ -15,7 +15,7 @@ EXTRA_DIST += bench/largeblock-bench.py \
 	bench/lbbench/huge.py bench/lbbench/copy.py bench/lbbench/file.py \
 	bench/lbbench/trim.py bench/lbbench/limit.py bench/lbbench/kernel.py \
 	bench/lbbench/kernel_host.py bench/lbbench/kernel_vm.py \
-	bench/lbbench/report.py
+	bench/lbbench/report.py bench/lbbench/baseline.py
 BENCH_ENV = \
 	LARGEBLOCK_PLUGIN='$(abs_top_builddir)/plugins/largeblock/.libs/nbdkit-largeblock-plugin.so' \
 	LARGEBLOCK_COPY_COST='$(abs_top_builddir)/bench/copy-cost' \

@@ -56,14 +56,16 @@ class Server:
     (bench/lbbench/server.py), which serves other plugins too and times
     the start: PLUGIN (default the built largeblock), PARENT (the
     directory for the server's own, default $TMPDIR), PREEXEC_FN (for
-    Popen); startup_s is the time from spawning nbdkit to its pid file;
+    Popen), NBDKIT_ARGS (nbdkit's own options, such as --threads or
+    --filter, put before the plugin); startup_s is the time from
+    spawning nbdkit to its pid file;
     a subclass can wrap _spawn.
     """
 
     poll_s = 0.01               # how often the start is checked
 
     def __init__(self, *params, start_timeout=30, env=None, plugin=None,
-                 parent=None, preexec_fn=None):
+                 parent=None, preexec_fn=None, nbdkit_args=()):
         self.dir = tempfile.mkdtemp(prefix="lbtest.", dir=parent)
         self.socket = os.path.join(self.dir, "sock")
         self.pidfile = os.path.join(self.dir, "pid")
@@ -72,7 +74,7 @@ class Server:
         self.handles = []
         verbose = ["-v"] if os.environ.get("LB_VERBOSE") else []
         cmd = [NBDKIT, "-f"] + verbose + [
-            "-U", self.socket, "-P", self.pidfile,
+            "-U", self.socket, "-P", self.pidfile] + list(nbdkit_args) + [
             plugin or PLUGIN] + self.params
         start = time.monotonic()
         with open(self.errlog, "w") as err:

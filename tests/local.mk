@@ -184,6 +184,7 @@ bench_smoke_tests = \
 	tests/test-bench-smoke-limit.sh \
 	tests/test-bench-smoke-kernel.sh \
 	tests/test-bench-signal-kernel.sh \
+	tests/test-bench-smoke-baseline.sh \
 	tests/test-bench-merge-report.py
 EXTRA_DIST += tests/bench-functions.sh $(bench_smoke_tests)
 check-instrumented:

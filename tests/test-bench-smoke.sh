@@ -23,12 +23,18 @@ for heading in "## Targets" "## Throughput" "## Memory" "## Scale" \
                "## Huge pages" "## The RAM store's own cost"; do
     grep -qF "$heading" "$report" || fail "no '$heading' section in the report"
 done
-for server in memory-sparse memory-malloc null largeblock-16k/16k; do
-    grep -qE "^\| randwrite \| 16k \| 1 \| $server \| [0-9]+ \|" "$report" ||
+for server in memory-sparse memory-malloc null memory+blocksize-policy \
+              largeblock-16k/4k; do
+    grep -qE "^\| randwrite \| 16k \| 1 \| ${server/+/\\+} \| [0-9]+ \|" "$report" ||
         fail "no randwrite row for $server"
 done
 grep -qxF "largeblock-bench: serving the plugin $(realpath "$LARGEBLOCK_PLUGIN")" \
     "$tmpdir/progress" || fail "the benchmark did not say which plugin it serves"
+# nbdkit's threads by default: 2 per CPU, within 4 to 16.
+threads=$(( $(nproc) * 2 )); (( threads < 4 )) && threads=4
+(( threads > 16 )) && threads=16
+grep -qF "nbdkit ran with \`--threads=$threads\` (2 x $(nproc) CPUs" "$report" ||
+    fail "the report does not say nbdkit ran with --threads=$threads"
 grep -qE '^\| 7E \| [0-9.]+ ms \| [0-9]+ KiB \|' "$report" ||
     fail "no startup row for 7E"
 "$PYTHON_NBD" -c 'import json, sys; d = json.load(open(sys.argv[1]));

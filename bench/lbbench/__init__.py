@@ -1,10 +1,19 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """largeblock side-by-side benchmark.
 
-Drives largeblock and its peers -- nbdkit memory (allocator=sparse and
-allocator=malloc) and nbdkit null, the protocol ceiling that copies no
-data -- with fio's nbd engine over Unix sockets, with the same client
-settings for all.  The machine this runs on is shared and noisy, so only
+Drives largeblock (4k/4k, 16k/4k, 16k/16k and 64k/4k) and its peers --
+nbdkit memory (allocator=sparse and allocator=malloc), nbdkit memory
+behind nbdkit's own blocksize-policy filter set up like largeblock
+16k/4k, and nbdkit null, the protocol ceiling that copies no data --
+with fio's nbd engine over Unix sockets, with the same client settings
+and the same nbdkit --threads for all (--threads; by default 2 per CPU,
+within 4 to 16: on few CPUs nbdkit's own 16 per connection thrash).
+With --baseline=REV it also serves the plugin of another revision of
+this repository, built in a temporary git worktree (baseline.py), or
+with --baseline-plugin=PATH one built before, in every geometry, and
+reports largeblock against it row by row.
+
+The machine this runs on is shared and noisy, so only
 ratios measured in the same run mean anything: servers are interleaved,
 the order rotated each repetition (A B C B C A ...) so that no server
 always runs first, for every pattern, each pattern is repeated, and medians
@@ -33,7 +42,8 @@ temporary directory it made and exits 128+N, writing no report.
 
 One module per section (matrix, memory, scale, huge, copy, file, trim,
 limit, kernel: --only's names), run.py running them in order, report.py
-writing the report, main.py the command line; bench/largeblock-bench.py
+writing the report, main.py the command line, baseline.py building the
+baseline; bench/largeblock-bench.py
 is the command.  Servers are tests/lbtest's Server (server.py).
 
 Environment: LARGEBLOCK_PLUGIN (the plugin .so; default the one built

@@ -29,6 +29,9 @@ TMPFS = os.environ.get("LARGEBLOCK_BENCH_TMPFS", "/dev/shm")
 # What the sections measure and the report describes (the report does
 # not import the sections: --render runs without a plugin to serve).
 WARMUP = 64 * MiB               # trim: written and trimmed before timing
+MEMORY_PEERS = ("memory-sparse", "memory-malloc")    # matrix: the targets
+POLICY = "memory+blocksize-policy"  # matrix: nbdkit's filter over memory
+BASELINE = "baseline-"          # matrix: the --baseline build's prefix
 VM_ATTACHES = ("virtio", "nbd")  # kernel: the guest's paths
 
 

@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The command line: checks what the run needs, runs the sections asked
 for (run.py) with the teardown on a signal (teardown.py), and writes the
-report (report.py).
+report (report.py).  Options that name nbdkit's threads and the
+baseline become the dicts the run and the report read: "threads"
+{value (None: nbdkit's own default), why} and "baseline" {rev, commit}
+or {plugin}.
 """
 import argparse
 import json
@@ -11,12 +14,37 @@ import signal
 import sys
 
 from . import __doc__ as package_doc
+from .baseline import check_plugin, resolve
 from .common import COPY_COST, PLUGIN
 from .report import write_report
 from .teardown import catch_signals, caught_signal, teardown
 
 ALL_SECTIONS = ["matrix", "memory", "scale", "huge", "copy", "file", "trim",
                 "limit", "kernel"]
+
+
+def threads(text):
+    """--threads: a number, "default" (nbdkit's own, 16), or unset:
+    2 per CPU this process may run on, within 4 to 16."""
+    if text is None:
+        cpus = len(os.sched_getaffinity(0))
+        return {"value": min(16, max(4, 2 * cpus)),
+                "why": "2 x %d CPUs, within 4 to 16" % cpus}
+    if text == "default":
+        return {"value": None, "why": "--threads=default"}
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(
+            "'%s': must be a number of threads (1 or more) or 'default'"
+            % text)
+    return {"value": int(text), "why": "given with --threads"}
+
+
+def baseline(args):
+    if args.baseline is not None:
+        return {"rev": args.baseline, "commit": resolve(args.baseline)}
+    if args.baseline_plugin is not None:
+        return {"plugin": check_plugin(args.baseline_plugin)}
+    return None
 
 
 def main():
@@ -39,6 +67,16 @@ def main():
     ap.add_argument("--patterns", help="comma-separated fio rw patterns")
     ap.add_argument("--bs", help="comma-separated request sizes, e.g. 16k,1M")
     ap.add_argument("--conns", help="comma-separated connection counts")
+    ap.add_argument("--threads", type=threads, metavar="N|default",
+                    help="nbdkit's --threads for every server in the "
+                    "matrix (default 2 per CPU, within 4 to 16; 'default': "
+                    "nbdkit's own, 16)")
+    base = ap.add_mutually_exclusive_group()
+    base.add_argument("--baseline", metavar="REV",
+                      help="also serve the plugin of git revision REV, "
+                      "built in a temporary worktree, in every geometry")
+    base.add_argument("--baseline-plugin", metavar="PATH",
+                      help="like --baseline, with a plugin .so built before")
     args = ap.parse_args()
     if args.render:
         with open(args.render) as f:
@@ -47,6 +85,13 @@ def main():
             res["command"] = args.command
         write_report(res, args.output, res.get("partial", False))
         return
+    sections = list(args.only or ALL_SECTIONS)
+    if args.threads is None:
+        args.threads = threads(None)
+    args.baseline = baseline(args)
+    if args.baseline and "matrix" not in sections:
+        sys.exit("largeblock-bench: --baseline and --baseline-plugin "
+                 "compare the matrix: add --only matrix")
     if shutil.which("fio") is None:
         sys.exit("largeblock-bench: fio is not installed")
     if not os.path.isfile(PLUGIN):
@@ -54,7 +99,6 @@ def main():
                  "set LARGEBLOCK_PLUGIN to a plugin .so)" % PLUGIN)
     print("largeblock-bench: serving the plugin " + PLUGIN, file=sys.stderr,
           flush=True)
-    sections = list(args.only or ALL_SECTIONS)
     if COPY_COST is None and "copy" in sections:
         sections.remove("copy")     # run outside make bench
     progress = (lambda msg: print(msg, file=sys.stderr, flush=True))

@@ -7,28 +7,73 @@ import platform
 import statistics
 import subprocess
 
-from .common import VM_ATTACHES, WARMUP, KiB, MiB, NBDKIT, ratio, size_name
+from .common import (BASELINE, MEMORY_PEERS, POLICY, VM_ATTACHES, WARMUP,
+                     KiB, MiB, NBDKIT, ratio, size_name)
+
+LARGEBLOCK = "largeblock-"
 
 
 def best_memory(cell):
-    mem = [cell["servers"][n] for n in ("memory-sparse", "memory-malloc")]
+    """The better nbdkit memory allocator's result (by throughput)."""
+    mem = [cell["servers"][n] for n in MEMORY_PEERS]
     return max(mem, key=lambda r: r["mibs"])
+
+
+def memory_cpu(cell):
+    """The lower CPU s/GiB of the two nbdkit memory allocators."""
+    return min(cell["servers"][n]["cpu_per_gib"] for n in MEMORY_PEERS)
+
+
+def row_key(cell):
+    return "%s %s x%d" % (cell["rw"], size_name(cell["bs"]), cell["conns"])
 
 
 def matrix_table(cells):
     lines = [
         "| pattern | bs | conns | server | MiB/s | IOPS | CPU s/GiB | "
-        "vs best memory | vs null |",
-        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+        "vs best memory | CPU vs memory | vs null |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for c in cells:
         best, null = best_memory(c), c["servers"]["null"]
         for n, r in c["servers"].items():
-            vs_mem = r["mibs"] / best["mibs"] if best["mibs"] else 0
-            vs_null = r["mibs"] / null["mibs"] if null["mibs"] else 0
             lines.append("| %s | %s | %d | %s | %.0f | %.0f | %.3f | %.2f | "
-                         "%.2f |" % (c["rw"], size_name(c["bs"]), c["conns"],
-                                     n, r["mibs"], r["iops"],
-                                     r["cpu_per_gib"], vs_mem, vs_null))
+                         "%.2f | %.2f |" % (
+                             c["rw"], size_name(c["bs"]), c["conns"], n,
+                             r["mibs"], r["iops"], r["cpu_per_gib"],
+                             ratio(r["mibs"], best["mibs"]),
+                             ratio(r["cpu_per_gib"], memory_cpu(c)),
+                             ratio(r["mibs"], null["mibs"])))
+    return lines
+
+
+def against_memory_table(cells):
+    """One line per row: each largeblock geometry and the blocksize-policy
+    peer against the better nbdkit memory allocator, throughput / CPU."""
+    subjects = []
+    for c in cells:
+        for n in c["servers"]:
+            if (n.startswith(LARGEBLOCK) or n == POLICY) and \
+                    n not in subjects:
+                subjects.append(n)
+    lines = ["Each row's throughput against the better `nbdkit memory` "
+             "allocator's, then its server CPU s/GiB against the lower of "
+             "the two allocators' (target: at or above 1.00, then at or "
+             "below 1.00); `-` where a geometry refuses the request size.",
+             "",
+             "| pattern | bs | conns | better memory | " +
+             " | ".join(n[len(LARGEBLOCK):] if n.startswith(LARGEBLOCK)
+                        else n for n in subjects) + " |",
+             "| --- | --- | --- | --- |" + " ---: |" * len(subjects)]
+    for c in cells:
+        best = max(MEMORY_PEERS, key=lambda n: c["servers"][n]["mibs"])
+        row = []
+        for n in subjects:
+            r = c["servers"].get(n)
+            row.append("-" if r is None else "%.2f / %.2f" % (
+                ratio(r["mibs"], c["servers"][best]["mibs"]),
+                ratio(r["cpu_per_gib"], memory_cpu(c))))
+        lines.append("| %s | %s | %d | %s | %s |" % (
+            c["rw"], size_name(c["bs"]), c["conns"], best, " | ".join(row)))
     return lines
 
 
@@ -42,17 +87,16 @@ def copy_floor(cell, copy_cost):
 
 def targets(cells, copy_cost=None):
     """One line per largeblock result against the issue's targets."""
-    worst_mem, worst_null, worst_cpu = [], [], []
+    worst_mem, worst_null, worst_cpu, all_cpu = [], [], [], []
     for c in cells:
         best, null = best_memory(c), c["servers"]["null"]
-        best_cpu = min(c["servers"][n]["cpu_per_gib"]
-                       for n in ("memory-sparse", "memory-malloc"))
+        best_cpu = memory_cpu(c)
         for n, r in c["servers"].items():
-            if not n.startswith("largeblock-"):
+            if not n.startswith(LARGEBLOCK):
                 continue
-            key = "%s %s x%d %s" % (c["rw"], size_name(c["bs"]), c["conns"],
-                                    n)
+            key = "%s %s" % (row_key(c), n)
             worst_mem.append((r["mibs"] / best["mibs"], key))
+            all_cpu.append((r["cpu_per_gib"] / best_cpu, key))
             if c["bs"] <= 16 * KiB:
                 worst_null.append((r["mibs"] / null["mibs"], key))
             if c["bs"] == MiB:
@@ -74,6 +118,15 @@ def targets(cells, copy_cost=None):
                    "median %.2f." % (met, len(worst_mem), lo[0], lo[1],
                                      statistics.median(r for r, _ in
                                                        worst_mem)))
+    if all_cpu:
+        hi = max(all_cpu)
+        out.append("- Server CPU per GiB vs the lower of the two memory "
+                   "allocators': %d of %d results at or below 1.00; highest "
+                   "%.2f (%s); median %.2f." % (
+                       sum(1 for r, _ in all_cpu if r <= 1.0), len(all_cpu),
+                       hi[0], hi[1],
+                       statistics.median(r for r, _ in all_cpu)))
+    out += policy_line(cells)
     if worst_null:
         lo = min(worst_null)
         met = sum(1 for r, _ in worst_null if r >= 0.9)
@@ -90,9 +143,7 @@ def targets(cells, copy_cost=None):
     if copy_cost and mib_cells:
         below = 0
         for c in mib_cells:
-            best_cpu = min(c["servers"][n]["cpu_per_gib"]
-                           for n in ("memory-sparse", "memory-malloc"))
-            if 0.85 * best_cpu < copy_floor(c, copy_cost):
+            if 0.85 * memory_cpu(c) < copy_floor(c, copy_cost):
                 below += 1
         out.append("- Why the CPU target is out of reach: `nbdkit memory` "
                    "and largeblock both copy each byte once between "
@@ -105,6 +156,116 @@ def targets(cells, copy_cost=None):
                    "RAM store's own cost\"), and with 2M folios on huge "
                    "pages faster than it." % (below, len(mib_cells)))
     return out
+
+
+def policy_line(cells):
+    """nbdkit's blocksize-policy filter over memory, what a user would
+    pick instead: against memory, and largeblock's geometry like it
+    against it."""
+    rows = [c for c in cells if POLICY in c["servers"]]
+    if not rows:
+        return []
+    own = [ratio(c["servers"][POLICY]["mibs"], best_memory(c)["mibs"])
+           for c in rows]
+    line = ("- `%s` vs the better memory allocator: median %.2f (%.2f to "
+            "%.2f)" % (POLICY, statistics.median(own), min(own), max(own)))
+    lb = LARGEBLOCK + "16k/4k"
+    vs = [(ratio(c["servers"][lb]["mibs"], c["servers"][POLICY]["mibs"]),
+           row_key(c)) for c in rows if lb in c["servers"]]
+    if vs:
+        line += ("; %s vs it: %d of %d results at or above 1.00, lowest "
+                 "%.2f (%s)" % (lb, sum(1 for r, _ in vs if r >= 1.0),
+                                len(vs), min(vs)[0], min(vs)[1]))
+    return [line + "."]
+
+
+def baseline_label(b):
+    """How the report names the baseline: REV (its commit) or its .so."""
+    if "rev" in b:
+        return "%s (%s)" % (b["rev"], b["commit"][:12])
+    return "the plugin `%s`" % b["plugin"]
+
+
+def since_pairs(cells):
+    """(cell, geometry, now, then) for each largeblock result that has a
+    baseline result beside it."""
+    out = []
+    for c in cells:
+        for n, r in c["servers"].items():
+            then = c["servers"].get(BASELINE + n[len(LARGEBLOCK):])
+            if n.startswith(LARGEBLOCK) and then:
+                out.append((c, n[len(LARGEBLOCK):], r, then))
+    return out
+
+
+def since_report(res):
+    """The section on largeblock against the --baseline build."""
+    b, pairs = res["baseline"], since_pairs(res["cells"])
+    name = b.get("rev", "baseline")
+    lines = ["", "## Since the last release", "",
+             "This checkout's largeblock against %s, each geometry served "
+             "by both builds, in the same run and rotation as the servers "
+             "above (`%s...` rows in the throughput table).  Above 1.00 "
+             "the throughput is higher now; the CPU ratio is the server's "
+             "CPU s/GiB now over then, below 1.00 cheaper now." % (
+                 baseline_label(b), BASELINE), ""]
+    if not pairs:
+        return lines + ["No row had both builds."]
+    mibs = [(ratio(now["mibs"], then["mibs"]), "%s %s" % (row_key(c), g))
+            for c, g, now, then in pairs]
+    cpu = [(ratio(now["cpu_per_gib"], then["cpu_per_gib"]),
+            "%s %s" % (row_key(c), g)) for c, g, now, then in pairs]
+    lines += ["- Throughput since %s: median %.2f; lowest %.2f (%s); %d of "
+              "%d results at or above 0.95." % (
+                  name, statistics.median(r for r, _ in mibs), min(mibs)[0],
+                  min(mibs)[1], sum(1 for r, _ in mibs if r >= 0.95),
+                  len(mibs)),
+              "- Server CPU per GiB since %s: median %.2f; highest %.2f "
+              "(%s)." % (name, statistics.median(r for r, _ in cpu),
+                         max(cpu)[0], max(cpu)[1]),
+              "",
+              "| pattern | bs | conns | geometry | MiB/s | %s MiB/s | "
+              "since %s | CPU s/GiB | %s CPU s/GiB | CPU since %s |" % (
+                  name, name, name, name),
+              "| --- | --- | --- | --- |" + " ---: |" * 6]
+    for c, g, now, then in pairs:
+        lines.append("| %s | %s | %d | %s | %.0f | %.0f | %.2f | %.3f | "
+                     "%.3f | %.2f |" % (
+                         c["rw"], size_name(c["bs"]), c["conns"], g,
+                         now["mibs"], then["mibs"],
+                         ratio(now["mibs"], then["mibs"]),
+                         now["cpu_per_gib"], then["cpu_per_gib"],
+                         ratio(now["cpu_per_gib"], then["cpu_per_gib"])))
+    return lines
+
+
+def threads_note(res):
+    """The sentence on nbdkit's --threads in the matrix (none in a report
+    from a run that did not record them)."""
+    t = res.get("threads")
+    if not t:
+        return ""
+    if t["value"] is None:
+        return ("  nbdkit ran with its default threads (16 per connection, "
+                "%s) for every server; on few CPUs these thrash, so the "
+                "figures swing from run to run." % t["why"])
+    return ("  nbdkit ran with `--threads=%d` (%s) for every server: on few "
+            "CPUs nbdkit's default of 16 threads per connection thrash, "
+            "and the same value for every server keeps the comparison "
+            "fair." % (t["value"], t["why"]))
+
+
+def policy_note(res):
+    """What the blocksize-policy peer runs, from its command line."""
+    cmd = res.get("cmdlines", {}).get(POLICY)
+    if not cmd or "-P" not in cmd:
+        return ""
+    args = [a for a in cmd[cmd.index("-P") + 2:]
+            if not a.startswith("--threads")]
+    return ("  `%s` is `nbdkit %s`: nbdkit's own filter advertising "
+            "largeblock 16k/4k's block sizes and refusing requests that "
+            "break them, what a user would pick instead." % (
+                POLICY, " ".join(args)))
 
 
 def machine():
@@ -505,12 +666,17 @@ def report(res):
              "medians.  The machine is shared, so only "
              "the ratios within this run mean anything; CPU seconds per GiB "
              "is the server's own time (user + system) divided by the data "
-             "it moved.  Disks are %s, of which %s is prefilled and used." % (
+             "it moved.  Disks are %s, of which %s is prefilled and used."
+             "%s%s" % (
                  res["runtime"], res["reps"], size_name(res["disk"]),
-                 size_name(res["region"])), "",
+                 size_name(res["region"]), threads_note(res),
+                 policy_note(res)), "",
              "## Targets", ""] + targets(
             res["cells"], res.get("copy_cost")) + [
-                "", "## Throughput", ""] + matrix_table(res["cells"])
+                "", "## Throughput", ""] + against_memory_table(
+                    res["cells"]) + [""] + matrix_table(res["cells"])
+        if res.get("baseline"):
+            lines += since_report(res)
     m = res.get("memory")
     if m:
         lines += ["", "## Memory", "",

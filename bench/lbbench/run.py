@@ -10,8 +10,9 @@ from .file import file_section
 from .huge import huge_page_section
 from .kernel import kernel_section
 from .limit import limit_section
-from .matrix import (BLOCK_SIZES, CONNECTIONS, GEOMETRIES, PATTERNS, PEERS,
-                     prefill, run_matrix, start_servers)
+from .baseline import build as build_baseline
+from .matrix import (BLOCK_SIZES, CONNECTIONS, GEOMETRIES, PATTERNS,
+                     QUICK_GEOMETRIES, prefill, run_matrix, start_servers)
 from .memory import memory_section
 from .report import machine
 from .scale import scale_section
@@ -29,6 +30,12 @@ def pick(option, convert, default):
     return [convert(v) for v in option.split(",")] if option else default
 
 
+def nbdkit_threads_args(threads):
+    """nbdkit's options for main's --threads (see main.threads)."""
+    value = threads["value"]
+    return [] if value is None else ["--threads=%d" % value]
+
+
 def run_sections(args, sections, progress):
     """The results of SECTIONS with ARGS (main's options)."""
     quick = args.quick
@@ -42,8 +49,16 @@ def run_sections(args, sections, progress):
                ["bench/largeblock-bench.py"] + sys.argv[1:])}
     workdir = private_dir("lbbench.")
     if "matrix" in sections:
-        geoms = GEOMETRIES[1:2] if quick else GEOMETRIES
-        servers = start_servers(workdir, disk, geoms, PEERS)
+        res["threads"] = args.threads
+        res["baseline"] = baseline = dict(args.baseline or {})
+        if "commit" in baseline:
+            baseline["plugin"] = build_baseline(
+                baseline["rev"], baseline["commit"], progress)
+        geoms = QUICK_GEOMETRIES if quick else GEOMETRIES
+        servers = start_servers(workdir, disk, geoms,
+                                nbdkit_threads_args(args.threads),
+                                baseline.get("plugin"))
+        res["cmdlines"] = {n: s.cmdline for n, s in servers.items()}
         prefill(servers, workdir, region)
         res["cells"] = run_matrix(
             servers, workdir, region, runtime, reps,

@@ -19,16 +19,22 @@ PR_SET_THP_DISABLE = 41
 
 class Server(lbtest.Server):
     """An nbdkit in the foreground on a private socket under WORKDIR,
-    serving ARGS (a plugin, then its parameters); stop() ends it.  With
-    thp=False the server runs with transparent huge pages disabled."""
+    serving ARGS (a plugin, then its parameters); stop() ends it.
+    NBDKIT_ARGS are nbdkit's own options (--threads, --filter), before
+    the plugin.  With thp=False the server runs with transparent huge
+    pages disabled.  cmdline is the command line the nbdkit process
+    runs, as the kernel reports it."""
 
     poll_s = 0.002              # startup_s is measured to a few ms
 
-    def __init__(self, workdir, name, args, thp=True):
+    def __init__(self, workdir, name, args, thp=True, nbdkit_args=()):
         self.name = name
         super().__init__(*args[1:], plugin=args[0], parent=workdir,
-                         start_timeout=60,
+                         start_timeout=60, nbdkit_args=nbdkit_args,
                          preexec_fn=None if thp else _disable_thp)
+        # Read once nbdkit runs: just after exec it may still be empty.
+        with open("/proc/%d/cmdline" % self.pid) as f:
+            self.cmdline = f.read().split("\0")[:-1]
 
     def _spawn(self, *args):
         with held():
