@@ -25,6 +25,7 @@ enum lb_fault {
   LB_FAULT_NONE,
   LB_FAULT_PAST_EOF,  /* a read reached past the end of the backing file */
   LB_FAULT_POWER_CUT, /* EIO: the connection outlived a power cut */
+  LB_FAULT_CRASH_LOG, /* ENOSPC: the crash log is full; EIO: broken */
 };
 
 /* Set the calling thread's fault code. */

@@ -92,6 +92,11 @@ check_PROGRAMS += tests/stress-ramstore
 tests_stress_ramstore_SOURCES = tests/stress-ramstore.c
 tests_stress_ramstore_LDADD = lib/libdisk.la lib/libcore.la
 
+# The crash log's reader for tests/test-plugin-crash-log.py.
+check_PROGRAMS += tests/helpers/crashlog-dump
+tests_helpers_crashlog_dump_SOURCES = tests/helpers/crashlog-dump.c
+tests_helpers_crashlog_dump_LDADD = lib/libdisk.la lib/libcore.la
+
 # The attacker of tests/test-run-cleanup-symlink-swap.sh.
 check_PROGRAMS += tests/helpers/swap-loop
 tests_helpers_swap_loop_SOURCES = tests/helpers/swap-loop.c
@@ -159,6 +164,7 @@ integration_tests += \
 	tests/test-plugin-power-cut-stress.py \
 	tests/test-plugin-power-cut-fifo-cut-n-once.py \
 	tests/test-plugin-power-cut-fifo-rules.sh \
+	tests/test-plugin-crash-log.py \
 	tests/test-plugin-request-limits.py \
 	tests/test-plugin-trim-gives-heap-back.py \
 	tests/test-plugin-stress-multiconn.py \

@@ -79,6 +79,7 @@ EXAMPLES = {
     "readme-run-cleanup": {},
     "readme-power-cut-fifo": {},
     "readme-power-cut-verify": {},
+    "readme-crash-log": {},
     "readme-nbdinfo": {"server": "example"},
     "readme-nbdfuse-xfs": {"server": "example"},
     "readme-file-image": {"twice": True},

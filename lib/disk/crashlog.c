@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* largeblock: the crash log's writer and reader (crashlog.h has the
- * format).  The writer's state -- the file's size, the next sequence
- * number and epoch -- is guarded by log->lock (the last row of the lock
- * order in locking.h), held for the whole of one append, so a record
- * goes out in one writev at the offset its sequence number says.  The
- * reader is single-threaded.
+ * format).  The writer's state -- the file's size, the room reserved,
+ * the next sequence number and epoch, whether it is broken -- is guarded
+ * by log->lock (the last row of the lock order in locking.h), held for
+ * the whole of one append, so a record goes out in one writev at the
+ * offset its sequence number says.  The writer and the reader check a
+ * record's shape with the same function.  The reader is single-threaded.
  */
 #include <config.h>
 
+#include <assert.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,13 +29,17 @@ static const char record_magic[4] = "LBRC";
 static const uint8_t zero_pad[8];
 
 struct lb_crashlog {
+  /* Protects the fields marked "lock"; a leaf (locking.h, row 7). */
   pthread_mutex_t lock;
-  int fd;         /* fixed */
-  char *path;     /* fixed */
-  uint64_t limit; /* fixed */
-  uint64_t bytes; /* log->lock */
-  uint64_t seq;   /* log->lock */
-  uint64_t epoch; /* log->lock */
+  int fd;             /* fixed */
+  char *path;         /* fixed */
+  uint64_t limit;     /* fixed */
+  uint64_t disk_size; /* fixed */
+  uint64_t bytes;     /* lock: the file's size */
+  uint64_t reserved;  /* lock: room promised to lb_crashlog_reserve */
+  uint64_t seq;       /* lock */
+  uint64_t epoch;     /* lock */
+  int broken;         /* lock: 0, or the errno that broke the log */
 };
 
 static void
@@ -134,6 +140,7 @@ lb_crashlog_create (const char *path, const struct lb_crashlog_geometry *g,
     return NULL;
   }
   log->limit = limit;
+  log->disk_size = g->disk_size;
   log->fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                   0600);
   if (log->fd == -1) {
@@ -158,56 +165,185 @@ fail:
 }
 
 static void
-encode_record (uint8_t *h, enum lb_crashlog_type type, bool fua, uint64_t seq,
-               uint64_t epoch, uint64_t offset, uint64_t length)
+encode_record (uint8_t *h, const struct lb_crashlog_record *rec)
 {
   memset (h, 0, LB_CRASHLOG_RECORD_SIZE);
   memcpy (h, record_magic, 4);
-  h[4] = type;
-  h[5] = fua ? LB_CRASHLOG_FUA : 0;
-  put64 (h + 8, seq);
-  put64 (h + 16, epoch);
-  put64 (h + 24, offset);
-  put64 (h + 32, length);
+  h[4] = rec->type;
+  h[5] = rec->flags;
+  put64 (h + 8, rec->seq);
+  put64 (h + 16, rec->epoch);
+  put64 (h + 24, rec->offset);
+  put64 (h + 32, rec->length);
+}
+
+static bool
+closes_epoch (enum lb_crashlog_type type)
+{
+  return type == LB_CRASHLOG_FLUSH || type == LB_CRASHLOG_CUT;
+}
+
+/* What the format forbids in rec (type, flags, range), or NULL.  The
+ * writer and the reader share it.
+ */
+static const char *
+shape_fault (const struct lb_crashlog_record *rec, uint64_t disk_size)
+{
+  switch (rec->type) {
+  case LB_CRASHLOG_WRITE:
+  case LB_CRASHLOG_TRIM:
+  case LB_CRASHLOG_ZERO:
+    if (rec->flags & ~(LB_CRASHLOG_FUA | LB_CRASHLOG_THROUGH) ||
+        rec->flags == (LB_CRASHLOG_FUA | LB_CRASHLOG_THROUGH))
+      return "unknown flags";
+    break;
+  case LB_CRASHLOG_FLUSH:
+    if (rec->flags & ~LB_CRASHLOG_IMPLICIT)
+      return "unknown flags";
+    if (rec->offset || rec->length)
+      return "a flush with a range";
+    return NULL;
+  case LB_CRASHLOG_WRITEBACK:
+    if (rec->flags)
+      return "unknown flags";
+    break;
+  case LB_CRASHLOG_CUT:
+    if (rec->flags > 2)
+      return "a cut with an unknown mode";
+    if (rec->length == 0)
+      return "a cut numbered 0";
+    return NULL;
+  default:
+    return "unknown record type";
+  }
+  if (rec->offset > disk_size || rec->length > disk_size - rec->offset)
+    return "range beyond the end of the disk";
+  return NULL;
+}
+
+uint64_t
+lb_crashlog_record_bytes (enum lb_crashlog_type type, uint64_t length)
+{
+  return LB_CRASHLOG_RECORD_SIZE +
+    (type == LB_CRASHLOG_WRITE ? padded (length) : 0);
+}
+
+/* Free room, the reservations deducted, and the spare too unless
+ * with_spare.
+ */
+static uint64_t
+room_locked (const struct lb_crashlog *log, bool with_spare)
+{
+  uint64_t used = log->bytes + log->reserved +
+    (with_spare ? 0 : LB_CRASHLOG_SPARE_BYTES);
+
+  lb_assert_held_write (&log->lock);
+  return used < log->limit ? log->limit - used : 0;
 }
 
 static int
-append_locked (struct lb_crashlog *log, enum lb_crashlog_type type, bool fua,
-               uint64_t offset, uint64_t length, const void *data, char *err,
-               size_t errlen)
+full_locked (struct lb_crashlog *log, uint64_t size, char *err, size_t errlen)
 {
-  uint64_t data_bytes = type == LB_CRASHLOG_WRITE ? padded (length) : 0;
-  uint64_t size = LB_CRASHLOG_RECORD_SIZE + data_bytes;
+  lb_assert_held_write (&log->lock);
+  return lb_fail (ENOSPC, err, errlen,
+                  "crash-log=%s is full: %" PRIu64 " of its %" PRIu64
+                  " bytes used, %" PRIu64 " more needed (raise "
+                  "crash-log-size); the request was not done",
+                  log->path, log->bytes, log->limit, size);
+}
+
+static int
+broken_locked (struct lb_crashlog *log, char *err, size_t errlen)
+{
+  lb_assert_held_write (&log->lock);
+  return lb_fail (EIO, err, errlen,
+                  "crash-log=%s stopped at %" PRIu64 " bytes (%s): the "
+                  "disk takes no more changes",
+                  log->path, log->bytes, strerror (log->broken));
+}
+
+/* Take size bytes of room as room says: 0, or -1 (ENOSPC). */
+static int
+take_room_locked (struct lb_crashlog *log, enum lb_crashlog_room room,
+                  uint64_t size, char *err, size_t errlen)
+{
+  lb_assert_held_write (&log->lock);
+  if (room == LB_CRASHLOG_ROOM_RESERVED) {
+    if (size > log->reserved)
+      return lb_fail (EINVAL, err, errlen,
+                      "crash-log=%s: an append of %" PRIu64 " bytes beyond "
+                      "the %" PRIu64 " reserved",
+                      log->path, size, log->reserved);
+    log->reserved -= size;
+    return 0;
+  }
+  if (size > room_locked (log, room == LB_CRASHLOG_ROOM_SPARE))
+    return full_locked (log, size, err, errlen);
+  return 0;
+}
+
+static int
+append_locked (struct lb_crashlog *log, struct lb_crashlog_record *rec,
+               enum lb_crashlog_room room, char *err, size_t errlen)
+{
+  uint64_t size = lb_crashlog_record_bytes (rec->type, rec->length);
+  uint64_t data_bytes = size - LB_CRASHLOG_RECORD_SIZE;
   uint8_t h[LB_CRASHLOG_RECORD_SIZE];
   struct iovec iov[3] = { { h, sizeof h } };
   int n = 1;
 
   lb_assert_held_write (&log->lock);
-  if (size > log->limit - log->bytes)
-    return lb_fail (ENOSPC, err, errlen,
-                    "crash-log=%s is full: %" PRIu64 " of its %" PRIu64
-                    " bytes used, %" PRIu64 " more needed (raise "
-                    "crash-log-size); the request was not done",
-                    log->path, log->bytes, log->limit, size);
-  encode_record (h, type, fua, log->seq, log->epoch, offset, length);
+  if (log->broken)
+    return broken_locked (log, err, errlen);
+  if (take_room_locked (log, room, size, err, errlen) == -1)
+    return -1;
+  rec->seq = log->seq;
+  rec->epoch = log->epoch;
+  encode_record (h, rec);
   if (data_bytes) {
-    iov[n++] = (struct iovec) { (void *) data, length };
-    if (data_bytes > length)
-      iov[n++] = (struct iovec) { (void *) zero_pad, data_bytes - length };
+    iov[n++] = (struct iovec) { (void *) rec->data, rec->length };
+    if (data_bytes > rec->length)
+      iov[n++] = (struct iovec) { (void *) zero_pad,
+                                  data_bytes - rec->length };
   }
   if (writev_all (log->fd, iov, n) == -1) {
     int saved = errno;
     /* Cut a torn tail off, so the file stays readable. */
     if (ftruncate (log->fd, log->bytes) == 0)
       lseek (log->fd, log->bytes, SEEK_SET);
-    return lb_fail (saved, err, errlen, "crash-log=%s: %s", log->path,
-                    strerror (saved));
+    log->broken = saved;
+    if (room == LB_CRASHLOG_ROOM_RESERVED)
+      log->reserved += size; /* still the caller's, to give back */
+    return lb_fail (EIO, err, errlen,
+                    "crash-log=%s: writing it failed: %s; the disk takes "
+                    "no more changes",
+                    log->path, strerror (saved));
   }
   log->bytes += size;
   log->seq++;
-  if (type == LB_CRASHLOG_FLUSH)
+  if (closes_epoch (rec->type))
     log->epoch++;
   return 0;
+}
+
+int
+lb_crashlog_add (struct lb_crashlog *log, const struct lb_crashlog_record *rec,
+                 enum lb_crashlog_room room, char *err, size_t errlen)
+{
+  struct lb_crashlog_record r = *rec;
+  const char *fault = shape_fault (&r, log->disk_size);
+  int ret;
+
+  if (fault == NULL && r.type == LB_CRASHLOG_WRITE && r.length &&
+      r.data == NULL)
+    fault = "a write without data";
+  if (fault)
+    return lb_fail (EINVAL, err, errlen, "crash-log=%s: record type %d: %s",
+                    log->path, (int) r.type, fault);
+  lb_mutex_lock (&log->lock);
+  ret = append_locked (log, &r, room, err, errlen);
+  lb_mutex_unlock (&log->lock);
+  return ret;
 }
 
 int
@@ -215,19 +351,61 @@ lb_crashlog_append (struct lb_crashlog *log, enum lb_crashlog_type type,
                     bool fua, uint64_t offset, uint64_t length,
                     const void *data, char *err, size_t errlen)
 {
-  int r;
+  struct lb_crashlog_record rec = {
+    .type = type,
+    .flags = fua ? LB_CRASHLOG_FUA : 0,
+    .offset = offset,
+    .length = length,
+    .data = data,
+  };
 
-  if (type == LB_CRASHLOG_FLUSH && (offset || length || fua))
-    return lb_fail (EINVAL, err, errlen,
-                    "crash log: a flush has no range and no FUA flag");
-  if (type < LB_CRASHLOG_WRITE || type > LB_CRASHLOG_FLUSH ||
-      (type == LB_CRASHLOG_WRITE && length && data == NULL))
-    return lb_fail (EINVAL, err, errlen, "crash log: record type %d: %s",
-                    (int) type, "unknown, or a write without data");
+  return lb_crashlog_add (log, &rec, LB_CRASHLOG_ROOM_FREE, err, errlen);
+}
+
+int
+lb_crashlog_reserve (struct lb_crashlog *log, uint64_t bytes, char *err,
+                     size_t errlen)
+{
+  int r = 0;
+
   lb_mutex_lock (&log->lock);
-  r = append_locked (log, type, fua, offset, length, data, err, errlen);
+  if (log->broken)
+    r = broken_locked (log, err, errlen);
+  else if (bytes > room_locked (log, false))
+    r = full_locked (log, bytes, err, errlen);
+  else
+    log->reserved += bytes;
   lb_mutex_unlock (&log->lock);
   return r;
+}
+
+void
+lb_crashlog_unreserve (struct lb_crashlog *log, uint64_t bytes)
+{
+  lb_mutex_lock (&log->lock);
+  assert (bytes <= log->reserved);
+  log->reserved -= bytes;
+  lb_mutex_unlock (&log->lock);
+}
+
+void
+lb_crashlog_break (struct lb_crashlog *log, int errnum)
+{
+  lb_mutex_lock (&log->lock);
+  if (log->broken == 0)
+    log->broken = errnum ? errnum : EIO;
+  lb_mutex_unlock (&log->lock);
+}
+
+int
+lb_crashlog_broken (struct lb_crashlog *log)
+{
+  int b;
+
+  lb_mutex_lock (&log->lock);
+  b = log->broken;
+  lb_mutex_unlock (&log->lock);
+  return b;
 }
 
 uint64_t
@@ -377,22 +555,15 @@ record_fault (const struct lb_crashlog_reader *r, const uint8_t *h,
 {
   if (memcmp (h, record_magic, 4) != 0)
     return "no record magic";
-  if (h[4] < LB_CRASHLOG_WRITE || h[4] > LB_CRASHLOG_FLUSH)
+  if (h[4] < LB_CRASHLOG_WRITE || h[4] > LB_CRASHLOG_CUT)
     return "unknown record type";
-  if ((h[5] & ~LB_CRASHLOG_FUA) || h[6] || h[7])
+  if (h[6] || h[7])
     return "unknown flags";
   if (rec->seq != r->seq)
     return "out of sequence";
   if (rec->epoch != r->epoch)
     return "epoch out of order";
-  if (rec->type == LB_CRASHLOG_FLUSH) {
-    if (rec->offset || rec->length || rec->fua)
-      return "a flush with a range or FUA";
-  }
-  else if (rec->offset > r->g.disk_size ||
-           rec->length > r->g.disk_size - rec->offset)
-    return "range beyond the end of the disk";
-  return NULL;
+  return shape_fault (rec, r->g.disk_size);
 }
 
 static int
@@ -436,12 +607,13 @@ lb_crashlog_reader_next (struct lb_crashlog_reader *r,
                     errno == EINVAL ? "cut short" : strerror (errno));
   *rec = (struct lb_crashlog_record) {
     .type = h[4],
-    .fua = h[5] & LB_CRASHLOG_FUA,
+    .flags = h[5],
     .seq = get64 (h + 8),
     .epoch = get64 (h + 16),
     .offset = get64 (h + 24),
     .length = get64 (h + 32),
   };
+  rec->fua = rec->type != LB_CRASHLOG_CUT && (rec->flags & LB_CRASHLOG_FUA);
   fault = record_fault (r, h, rec);
   if (fault)
     return lb_fail (EINVAL, err, errlen,
@@ -455,7 +627,7 @@ lb_crashlog_reader_next (struct lb_crashlog_reader *r,
   r->pos += sizeof h +
     (rec->type == LB_CRASHLOG_WRITE ? padded (rec->length) : 0);
   r->seq++;
-  if (rec->type == LB_CRASHLOG_FLUSH)
+  if (closes_epoch (rec->type))
     r->epoch++;
   return 1;
 }

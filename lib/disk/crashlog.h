@@ -4,13 +4,31 @@
  * image after a power cut at any flush can be rebuilt later without
  * running the workload again (crash-log=PATH; docs/crash-testing.md).
  *
- * The log records requests, not cache state: writes (with their data),
- * trims and zeroes, each with its FUA flag, and every flush.  Records are
- * numbered (seq, from 0) and carry the flush epoch they belong to: the
- * number of flushes logged before them.  A flush record closes its epoch:
- * a flush with epoch K is the K+1-th flush.  Replaying the records of
- * epochs < K as durable and those of epoch K as the cache's unflushed
- * contents reproduces what a live cut just before the K+1-th flush sees.
+ * The log records what the cache did, one physical block at a time:
+ * each write (with its data), trim and zero is one record per physical
+ * block it touches, appended under the lock that orders that block, so
+ * two requests racing on one block are logged in the order the cache
+ * applied them.  A record that the cache wrote straight to the durable
+ * store carries FUA (the client's) or THROUGH (no memory for a cache
+ * entry): it is durable at once.  Every flush is logged -- the client's
+ * and the cache's own (IMPLICIT: the cache was full, or the memory limit
+ * made it write back), which make data durable just the same -- and so
+ * is every power cut.
+ *
+ * Epochs.  Records are numbered (seq, from 0) and carry their epoch: the
+ * number of flushes and cuts logged before them.  A flush or cut record
+ * closes its epoch.  A flush holds every lock a request needs while it
+ * is logged and writes the cache back, so exactly the records before it
+ * are what it made durable.  To rebuild the image of a live cut just
+ * before the record that closes epoch K: apply the records before epoch
+ * K as the cache would (durable at each flush; THROUGH and FUA records
+ * and WRITEBACK at once), those of epoch K into the cache, and cut.
+ *
+ * A cut record (the live power cut: power-cut-after, the cut FIFO,
+ * lb_wcache_cut) says where the cut happened and how to reproduce it:
+ * its mode, seed and number, from which the cut resolves every block
+ * exactly as wcache.h describes.  The records after it are the post-cut
+ * generation, over the post-cut image.
  *
  * The file (all integers little-endian):
  *
@@ -24,28 +42,42 @@
  *   records, each 40 bytes, then for a write its data padded with zeroes
  *   to a multiple of 8 bytes:
  *     0  "LBRC"                record magic
- *     4  u8 type               1 write, 2 trim, 3 zero, 4 flush
- *     5  u8 flags              1 FUA
+ *     4  u8 type               1 write, 2 trim, 3 zero, 4 flush,
+ *                              5 write-back, 6 cut
+ *     5  u8 flags              write, trim, zero: 1 FUA, 2 THROUGH;
+ *                              flush: 4 IMPLICIT; cut: the mode
+ *                              (0 lose, 1 atomic, 2 torn); else 0
  *     6  u16 zero
  *     8  u64 seq               0, 1, 2, ...
  *     16 u64 epoch
- *     24 u64 offset            bytes (0 for a flush)
- *     32 u64 length            bytes (0 for a flush)
+ *     24 u64 offset            bytes; a cut's seed; 0 for a flush
+ *     32 u64 length            bytes; a cut's number (1, 2, ...); 0 for
+ *                              a flush
+ *
+ * A write-back record says the cache wrote one block's newest content
+ * to the durable store outside a flush (its range: the block): every
+ * unflushed change to that block is durable from there on.
  *
  * Writing: lb_crashlog_create makes the file (O_EXCL: a log is never
  * appended to or overwritten), appends are whole records or nothing.
- * When the next record would take the file past its limit the append
- * fails with ENOSPC and nothing is written: the caller fails that request
- * and applies nothing, so every change the disk made is in the log.
- * Appends from many threads are serialised by the log's own mutex, a
- * leaf, the last row of lib/disk/locking.h's lock order: the caller appends
- * while it holds the lock that orders the change on the disk, so the log
- * orders changes to one block as the disk did.
+ * The bound: a request reserves room for all its records first
+ * (lb_crashlog_reserve), so when the log is full it fails with ENOSPC
+ * before the cache applies any of it, and every change the disk made is
+ * in the log.  A little room (LB_CRASHLOG_SPARE_BYTES) is kept for the
+ * cache's own flushes and for cuts, which cannot wait.  A failed
+ * write(2) breaks the log: that append and every later one fail (the
+ * disk then takes no more changes), so the log stays a true account of
+ * what the disk did up to its end.  Appends from many threads are
+ * serialised by the log's own mutex, a leaf, the last row of
+ * lib/disk/locking.h's lock order: the caller appends while it holds the
+ * lock that orders the change on the disk, so the log orders changes to
+ * one block as the disk did.
  *
  * Reading: lb_crashlog_reader_* check the header and each record (magic,
  * type, flags, sequence, epoch never going back and rising by one after
- * a flush only, offset + length within the disk) and refuse a damaged or
- * cut-short file in one line naming the record and byte offset.
+ * a flush or cut only, offset + length within the disk) and refuse a
+ * damaged or cut-short file in one line naming the record and byte
+ * offset.
  */
 #ifndef LARGEBLOCK_CRASHLOG_H
 #define LARGEBLOCK_CRASHLOG_H
@@ -56,18 +88,34 @@
 
 #define LB_CRASHLOG_HEADER_SIZE 64
 #define LB_CRASHLOG_RECORD_SIZE 40
-/* The smallest limit: the header and one flush. */
+/* Room only the cache's own flushes and cuts may use: 16 records. */
+#define LB_CRASHLOG_SPARE_BYTES (16 * LB_CRASHLOG_RECORD_SIZE)
+/* The smallest limit: the header, the spare and one record. */
 #define LB_CRASHLOG_MIN_LIMIT \
-  (LB_CRASHLOG_HEADER_SIZE + LB_CRASHLOG_RECORD_SIZE)
+  (LB_CRASHLOG_HEADER_SIZE + LB_CRASHLOG_SPARE_BYTES + \
+   LB_CRASHLOG_RECORD_SIZE)
 
 enum lb_crashlog_type {
   LB_CRASHLOG_WRITE = 1,
   LB_CRASHLOG_TRIM = 2,
   LB_CRASHLOG_ZERO = 3,
   LB_CRASHLOG_FLUSH = 4,
+  LB_CRASHLOG_WRITEBACK = 5,
+  LB_CRASHLOG_CUT = 6,
 };
 
-#define LB_CRASHLOG_FUA 1
+/* Flags of a write, trim or zero. */
+#define LB_CRASHLOG_FUA 1     /* the client's FUA: written through */
+#define LB_CRASHLOG_THROUGH 2 /* written through: no memory to cache it */
+/* Flags of a flush. */
+#define LB_CRASHLOG_IMPLICIT 4 /* the cache's own: it was full */
+
+/* Where an append finds its room. */
+enum lb_crashlog_room {
+  LB_CRASHLOG_ROOM_FREE,     /* free room, leaving the spare */
+  LB_CRASHLOG_ROOM_RESERVED, /* room the caller reserved */
+  LB_CRASHLOG_ROOM_SPARE,    /* free room, the spare too */
+};
 
 struct lb_crashlog_geometry {
   uint64_t disk_size;
@@ -75,9 +123,11 @@ struct lb_crashlog_geometry {
   uint32_t logical_blksize;
 };
 
+/* For a cut: offset is its seed, length its number, flags its mode. */
 struct lb_crashlog_record {
   enum lb_crashlog_type type;
-  bool fua;
+  uint8_t flags;
+  bool fua; /* flags & LB_CRASHLOG_FUA (the reader fills it) */
   uint64_t seq;
   uint64_t epoch;
   uint64_t offset;
@@ -97,16 +147,51 @@ struct lb_crashlog *lb_crashlog_create (const char *path,
                                         uint64_t limit, char *err,
                                         size_t errlen);
 
-/* Append a write, trim or zero (data only for a write), or a flush
- * (offset, length 0, data NULL).  Returns 0, or -1 with errno (ENOSPC:
- * the log is full; EIO and the rest from write) and a message; nothing
- * was added then.  Thread-safe.
+/* Append rec (its type, flags, offset, length and a write's data; seq
+ * and epoch are the log's), its room found as room says.  Returns 0, or
+ * -1 with errno and a message; nothing was added then: EINVAL for a
+ * record the format forbids, ENOSPC when the log is full, EIO when the
+ * log is broken (this write(2) failed, or an earlier one, or
+ * lb_crashlog_break; lb_crashlog_broken says why).  Thread-safe, does not sleep
+ * beyond its write(2).
+ */
+int lb_crashlog_add (struct lb_crashlog *log,
+                     const struct lb_crashlog_record *rec,
+                     enum lb_crashlog_room room, char *err, size_t errlen);
+
+/* lb_crashlog_add of a write, trim or zero (data only for a write), or
+ * a flush (offset, length 0, data NULL), in free room.
  */
 int lb_crashlog_append (struct lb_crashlog *log, enum lb_crashlog_type type,
                         bool fua, uint64_t offset, uint64_t length,
                         const void *data, char *err, size_t errlen);
 
-/* Flushes logged so far: the epoch of the next record.  Thread-safe. */
+/* The bytes a record of type and length takes in the file. */
+uint64_t lb_crashlog_record_bytes (enum lb_crashlog_type type,
+                                   uint64_t length);
+
+/* Reserve bytes of free room (leaving the spare) for appends with
+ * LB_CRASHLOG_ROOM_RESERVED.  Returns 0, or -1 with errno (ENOSPC: the
+ * log is full; EIO: it is broken) and a message.  Thread-safe.
+ */
+int lb_crashlog_reserve (struct lb_crashlog *log, uint64_t bytes, char *err,
+                         size_t errlen);
+
+/* Give back reserved bytes that no append used. */
+void lb_crashlog_unreserve (struct lb_crashlog *log, uint64_t bytes);
+
+/* Break the log: the disk did something the log cannot describe (a
+ * durable store failed under a logged flush, a cut found no room), so
+ * every later append fails with EIO.  The first reason (errnum) stays.
+ */
+void lb_crashlog_break (struct lb_crashlog *log, int errnum);
+
+/* 0 while the log works, else the errno that broke it.  Thread-safe. */
+int lb_crashlog_broken (struct lb_crashlog *log);
+
+/* Flushes and cuts logged so far: the epoch of the next record.
+ * Thread-safe.
+ */
 uint64_t lb_crashlog_epoch (struct lb_crashlog *log);
 
 /* Bytes in the file so far.  Thread-safe. */

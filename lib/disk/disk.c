@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "disk.h"
 #include "error.h"
@@ -64,20 +65,48 @@ open_ram_disk (struct lb_disk *d, struct lb_params *p, char *err,
   return 0;
 }
 
+/* crash-log=: created last, once everything else is valid, so a
+ * refused configuration leaves no log behind.
+ */
+static int
+create_crash_log (struct lb_disk *d, const struct lb_params *p, char *err,
+                  size_t errlen)
+{
+  const struct lb_crashlog_geometry g = {
+    .disk_size = d->geom.size_bytes,
+    .blksize = d->geom.physical_bytes,
+    .logical_blksize = d->geom.logical_bytes,
+  };
+
+  if (p->crash_log == NULL)
+    return 0;
+  d->log = lb_crashlog_create (p->crash_log, &g, p->crash_log_bytes, err,
+                               errlen);
+  return d->log ? 0 : -1;
+}
+
 /* write-cache=volatile: the cache owns the store from now on. */
 static int
 add_write_cache (struct lb_disk *d, const struct lb_params *p, char *err,
                  size_t errlen)
 {
+  struct lb_wcache_config c = p->wcache;
   struct lb_store *cache;
 
   if (!p->write_cache_volatile)
     return 0;
-  cache = lb_wcache_new (d->store, &p->wcache);
+  if (create_crash_log (d, p, err, errlen) == -1) {
+    lb_disk_close (d);
+    return -1;
+  }
+  c.log = d->log;
+  cache = lb_wcache_new (d->store, &c);
   if (cache == NULL) {
     int e = errno;
 
     lb_disk_close (d);
+    if (p->crash_log)
+      unlink (p->crash_log);
     return lb_fail (e, err, errlen, "cannot create the write cache: %s",
                     strerror (e));
   }
@@ -120,4 +149,6 @@ lb_disk_close (struct lb_disk *d)
   if (d->store)
     d->store->ops->destroy (d->store);
   d->store = NULL;
+  lb_crashlog_close (d->log, NULL, 0);
+  d->log = NULL;
 }

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "crashlog.h"
 #include "filestore.h"
 #include "largeblock/geometry.h"
 #include "params.h"
@@ -28,6 +29,8 @@ struct lb_disk {
    */
   struct lb_store *store;
   bool cached;
+  /* crash-log=: the cache's log (crashlog.h), closed after the store. */
+  struct lb_crashlog *log;
   struct lb_file_info file; /* file disks only */
 };
 

@@ -17,9 +17,10 @@
  *   1. wcache cut_lock (mutex)                   lib/disk/wcache-cut.c
  *        serializes cuts; the generation changes only under it
  *   2. wcache stripe locks (rwlock)              lib/disk/wcache.c
- *        a request holds one; only a cut holds them all, taken in index
- *        order.  The cache reaches its durable store under one, so the
- *        durable store's locks (rows 3 and 4) come after them
+ *        a request holds one; only a cut, and with a crash log a flush,
+ *        hold them all, taken in index order.  The cache reaches its
+ *        durable store under one, so the durable store's locks (rows 3
+ *        and 4) come after them
  *   3. ramstore stripe locks (rwlock)            lib/disk/ramstore.c
  *        one at a time, never two;
  *      filestore claims and their range lock's mutex
@@ -32,7 +33,8 @@
  *   6. wcache report_lock (mutex)                lib/disk/wcache-cut.c
  *        a leaf: the cut reports, read under statsfile_lock
  *   7. crash log lock (mutex)                    lib/disk/crashlog.c
- *        a leaf: one append, under the lock that orders the change
+ *        a leaf: one append or reservation; a block's record under its
+ *        row-2 stripe lock, a flush's and a cut's under all of them
  *
  * Slabs (slab.h) have no lock: each belongs to one stripe and is used
  * under that stripe's write lock.  Counters everywhere are atomics.

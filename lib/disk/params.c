@@ -33,6 +33,8 @@ enum param_key {
   KEY_POWER_CUT_SEED,
   KEY_POWER_CUT_AFTER,
   KEY_POWER_CUT_FIFO,
+  KEY_CRASH_LOG,
+  KEY_CRASH_LOG_SIZE,
   KEY__COUNT
 };
 
@@ -53,6 +55,8 @@ static const char *const key_names[KEY__COUNT] = {
   [KEY_POWER_CUT_SEED] = "power-cut-seed",
   [KEY_POWER_CUT_AFTER] = "power-cut-after",
   [KEY_POWER_CUT_FIFO] = "power-cut-fifo",
+  [KEY_CRASH_LOG] = "crash-log",
+  [KEY_CRASH_LOG_SIZE] = "crash-log-size",
 };
 
 _Static_assert(KEY__COUNT <=
@@ -82,6 +86,7 @@ lb_params_init (struct lb_params *p)
   p->wcache.mode = LB_CUT_LOSE;
   p->wcache.cache_bytes = LB_WRITE_CACHE_DEFAULT_BYTES;
   p->wcache.seed = fresh_seed ();
+  p->crash_log_bytes = LB_CRASH_LOG_DEFAULT_BYTES;
 }
 
 void
@@ -224,9 +229,12 @@ set_value (struct lb_params *p, int key, const char *value, char *err,
     return set_count (name, value, 1, &p->wcache.cut_after, err, errlen);
   case KEY_WRITE_CACHE_SIZE:
     return set_size (name, value, &p->wcache.cache_bytes, err, errlen);
+  case KEY_CRASH_LOG_SIZE:
+    return set_size (name, value, &p->crash_log_bytes, err, errlen);
   case KEY_STATSFILE:
   case KEY_FILE:
   case KEY_POWER_CUT_FIFO:
+  case KEY_CRASH_LOG:
     if (*value == '\0')
       return lb_fail (EINVAL, err, errlen, "%s is empty (expected a path)",
                       name);
@@ -263,8 +271,8 @@ lb_params_set (struct lb_params *p, const char *key, const char *value,
                     "blksize, logical-blksize, max-request, misaligned, "
                     "memory-limit, statsfile, file, direct, "
                     "keep-capabilities, write-cache, write-cache-size, "
-                    "power-cut-mode, power-cut-seed, power-cut-after or "
-                    "power-cut-fifo)",
+                    "power-cut-mode, power-cut-seed, power-cut-after, "
+                    "power-cut-fifo, crash-log or crash-log-size)",
                     key);
   if (p->seen & (1u << k))
     return lb_fail (EINVAL, err, errlen, "%s given twice (%s=%s and %s=%s)",
@@ -283,6 +291,8 @@ lb_params_set (struct lb_params *p, const char *key, const char *value,
     p->file = copy;
   if (k == KEY_POWER_CUT_FIFO)
     p->power_cut_fifo = copy;
+  if (k == KEY_CRASH_LOG)
+    p->crash_log = copy;
   return 0;
 }
 
@@ -323,6 +333,26 @@ check_backend (const struct lb_params *p, char *err, size_t errlen)
   return 0;
 }
 
+/* The crash log records what the volatile cache does (crashlog.h). */
+static int
+check_crash_log (const struct lb_params *p, char *err, size_t errlen)
+{
+  const char *size = p->typed[KEY_CRASH_LOG_SIZE];
+
+  if (size && p->crash_log == NULL)
+    return lb_fail (EINVAL, err, errlen,
+                    "crash-log-size=%s needs crash-log=PATH (it bounds "
+                    "that log)",
+                    size);
+  if (size && p->crash_log_bytes < LB_CRASHLOG_MIN_LIMIT)
+    return lb_fail (EINVAL, err, errlen,
+                    "crash-log-size %s is smaller than the smallest log "
+                    "(%d bytes: its header, one record and the room kept "
+                    "for flushes)",
+                    size, LB_CRASHLOG_MIN_LIMIT);
+  return 0;
+}
+
 /* The power-cut parameters describe the volatile cache: without it every
  * write is durable at once and there is nothing for a power cut to take.
  */
@@ -332,7 +362,8 @@ check_write_cache (const struct lb_params *p, const struct lb_geometry *g,
 {
   static const int needs_cache[] = { KEY_WRITE_CACHE_SIZE, KEY_POWER_CUT_MODE,
                                      KEY_POWER_CUT_SEED, KEY_POWER_CUT_AFTER,
-                                     KEY_POWER_CUT_FIFO };
+                                     KEY_POWER_CUT_FIFO, KEY_CRASH_LOG,
+                                     KEY_CRASH_LOG_SIZE };
   const char *size = p->typed[KEY_WRITE_CACHE_SIZE];
   uint64_t min;
 
@@ -354,7 +385,7 @@ check_write_cache (const struct lb_params *p, const struct lb_geometry *g,
                     "write-cache-size %s is smaller than one cached block "
                     "(%" PRIu64 " bytes with blksize %" PRIu32 ")",
                     size, min, g->physical_bytes);
-  return 0;
+  return check_crash_log (p, err, errlen);
 }
 
 int

@@ -6,7 +6,7 @@
  * max-request, misaligned, memory-limit, statsfile, file, direct,
  * keep-capabilities, and the volatile write cache's write-cache,
  * write-cache-size, power-cut-mode, power-cut-seed, power-cut-after,
- * power-cut-fifo), their parsing and
+ * power-cut-fifo, crash-log, crash-log-size), their parsing and
  * the cross-parameter rules, so that the nbdkit plugin and the programs
  * that start it (largeblock-run) refuse exactly the same inputs with
  * exactly the same messages.
@@ -31,6 +31,8 @@ enum lb_misaligned_policy {
 
 /* 64 MiB: the write cache's default bound. */
 #define LB_WRITE_CACHE_DEFAULT_BYTES (UINT64_C (64) << 20)
+/* 1 GiB: the crash log's default bound (crash-log-size). */
+#define LB_CRASH_LOG_DEFAULT_BYTES (UINT64_C (1) << 30)
 
 struct lb_params {
   struct lb_geometry_request geom;
@@ -47,8 +49,10 @@ struct lb_params {
    */
   struct lb_wcache_config wcache;
   const char *power_cut_fifo; /* NULL: none; points into typed[] */
+  const char *crash_log;      /* NULL: none; points into typed[] */
+  uint64_t crash_log_bytes;   /* crash-log-size */
   /* Copies of what the user typed, for messages. */
-  char *typed[16];
+  char *typed[20];
   unsigned seen; /* bit per key, to refuse repeats */
 };
 

@@ -22,6 +22,9 @@
  *   them (the plugin's statsfile_lock, under which only report_lock is
  *   taken, by lb_wcache_get_stats).
  * - report_lock protects the reports (last, total) only and is a leaf.
+ * - With a crash log, the cut's record is appended under all the cut's
+ *   locks, before it resolves anything: no request or flush can append
+ *   in between, so the records before it are exactly what it resolved.
  */
 #include <config.h>
 
@@ -258,6 +261,30 @@ publish_report (struct wcache *wc, const struct lb_cut_report *r)
   lb_mutex_unlock (&wc->report_lock);
 }
 
+_Static_assert (LB_CUT_LOSE == 0 && LB_CUT_ATOMIC == 1 && LB_CUT_TORN == 2,
+                "a cut record's flags are the mode's number (crashlog.h)");
+
+/* The cut's record (crashlog.h): its mode, seed and number, from which
+ * a replay resolves the same blocks the same way.  The power fails
+ * whether or not the log has room: if it has none (or cannot be
+ * written), the log ends here and the disk takes no more changes.
+ */
+static void
+log_cut_locked (struct wcache *wc, const struct lb_cut_report *r)
+{
+  struct lb_crashlog_record rec = {
+    .type = LB_CRASHLOG_CUT,
+    .flags = (uint8_t) wc->cfg.mode,
+    .offset = r->seed,
+    .length = r->cut,
+  };
+
+  assert_cut_held (wc);
+  if (lb_crashlog_add (wc->cfg.log, &rec, LB_CRASHLOG_ROOM_SPARE, NULL, 0) ==
+      -1)
+    lb_crashlog_break (wc->cfg.log, errno);
+}
+
 /* The cut itself, every cut lock held: resolve and empty the cache, make
  * the durable store durable, report, and only then bump the generation.
  * tmp is a block's worth of memory, or NULL (blocks lost).  Returns 1, or
@@ -274,6 +301,8 @@ cut_locked (struct wcache *wc, unsigned char *tmp, struct lb_cut_report *r)
   r->cut = atomic_load_explicit (&wc->gen, memory_order_relaxed) + 1;
   r->seed = wc->cfg.seed;
   cs.stream = lb_prng_derive (wc->cfg.seed, r->cut);
+  if (wc->cfg.log)
+    log_cut_locked (wc, r);
   for (unsigned i = 0; i < NR_STRIPES; i++)
     wc_drain_stripe_locked (wc, &wc->stripes[i], resolve_visit_locked, &cs,
                             &freed);

@@ -48,6 +48,8 @@ struct wc_stripe {
   struct entry **buckets; /* lock */
   size_t nr_buckets;      /* lock; a power of two */
   size_t nr_entries;      /* lock */
+  unsigned char *undo;    /* lock (write side): with a crash log, a
+                             write-through's old bytes; NULL until used */
 } __attribute__ ((aligned (64)));
 
 /* A store over the cache: the cache's own (follows every generation) or

@@ -33,6 +33,22 @@
  * - Each stripe owns a slab (slab.h) for its entries' content buffers,
  *   used only under the stripe's write lock (slabs have no lock of their
  *   own); freeing a buffer gives its pages back to the OS.
+ *
+ * The crash log (crash-log=, crashlog.h), only when cfg.log is set:
+ * - A request reserves log room for all its blocks before it touches
+ *   any (log full: ENOSPC, nothing applied).  Each block's record is
+ *   appended under that block's stripe write lock, after what can fail
+ *   for lack of memory and before the cache's content changes (a cached
+ *   piece), or after the durable store took it, whose old bytes are put
+ *   back if the append fails (a piece written through): the log holds
+ *   every change, in each block's order, and a failed append applies
+ *   nothing of its block.
+ * - A flush takes every stripe's write lock, in index order as a cut
+ *   does, appends its record and writes the whole cache back before it
+ *   lets any go: no request runs in between, so the records before the
+ *   flush are exactly what it made durable.  This makes flushes stop the
+ *   cache while they run, a cost paid only with a log.
+ * - A cut appends its record under all of its locks (wcache-cut.c).
  */
 #include <config.h>
 
@@ -469,12 +485,70 @@ flush_stripe_locked (struct wcache *wc, struct wc_stripe *st, uint64_t *freed)
   return wc_drain_stripe_locked (wc, st, write_back_visit_locked, NULL, freed);
 }
 
+/* ---- the crash log (crashlog.h); none of this runs without one ---- */
+
+/* A log append failed: ENOSPC when the log is full, EIO when it is
+ * broken (the plugin names the log: LB_FAULT_CRASH_LOG).  Returns -1.
+ */
 static int
-flush_all (struct view *v)
+log_failed (void)
+{
+  int err = errno == ENOSPC ? ENOSPC : EIO;
+
+  lb_set_fault (LB_FAULT_CRASH_LOG);
+  errno = err;
+  return -1;
+}
+
+/* A flush's record and write-back, every stripe's write lock held from
+ * the record to the end (see the top comment).  implicit: the cache's
+ * own flush, which may use the log's spare room.
+ */
+static int
+flush_all_logged (struct view *v, bool implicit)
+{
+  struct wcache *wc = v->wc;
+  struct lb_crashlog_record rec = {
+    .type = LB_CRASHLOG_FLUSH,
+    .flags = implicit ? LB_CRASHLOG_IMPLICIT : 0,
+  };
+  uint64_t freed = 0;
+  int r = 0;
+
+  for (unsigned i = 0; i < NR_STRIPES; i++)
+    stripe_lock_write (&wc->stripes[i]);
+  if (is_stale (v))
+    r = wc_stale_error ();
+  else if (lb_crashlog_add (wc->cfg.log, &rec,
+                            implicit ? LB_CRASHLOG_ROOM_SPARE
+                                     : LB_CRASHLOG_ROOM_FREE,
+                            NULL, 0) == -1)
+    r = log_failed ();
+  for (unsigned i = 0; i < NR_STRIPES && r == 0; i++)
+    if ((r = flush_stripe_locked (wc, &wc->stripes[i], &freed)) == -1) {
+      int err = errno;
+
+      /* Logged as durable, but it is not all there: the log ends. */
+      lb_crashlog_break (wc->cfg.log, err);
+      errno = err;
+    }
+  for (unsigned i = NR_STRIPES; i-- > 0;)
+    stripe_unlock (&wc->stripes[i]);
+  wc_unreserve (wc, freed);
+  if (r == 0)
+    r = wc->durable->ops->flush (wc->durable);
+  return r;
+}
+
+static int
+flush_all (struct view *v, bool implicit)
 {
   struct wcache *wc = v->wc;
   uint64_t freed = 0;
   int r = 0;
+
+  if (wc->cfg.log)
+    return flush_all_logged (v, implicit);
 
   for (unsigned i = 0; i < NR_STRIPES && r == 0; i++) {
     struct wc_stripe *st = &wc->stripes[i];
@@ -500,7 +574,7 @@ reserve_or_flush (struct view *v, uint64_t bytes)
 
   while (!reserve (wc, bytes)) {
     atomic_fetch_add_explicit (&wc->implicit_flushes, 1, memory_order_relaxed);
-    if (flush_all (v) == -1)
+    if (flush_all (v, true) == -1)
       return -1;
   }
   return 0;
@@ -516,7 +590,106 @@ struct request {
   enum piece_op op;
   const unsigned char *buf; /* PIECE_WRITE*: the data of this piece */
   bool keep;                /* PIECE_ZERO: NO_HOLE */
+  /* With a crash log: what to call the request's records, and the log
+   * room it reserved and has not used yet.
+   */
+  enum lb_crashlog_type log_type;
+  uint64_t log_reserved;
 };
+
+/* Reserve log room for every record rq may append: per block its piece
+ * (with its data, padded, for a write) and a write-back.
+ */
+static int
+log_reserve (struct request *rq, uint32_t count, uint64_t offset)
+{
+  struct wcache *wc = rq->v->wc;
+  uint64_t blocks, bytes;
+
+  if (wc->cfg.log == NULL || count == 0)
+    return 0;
+  blocks = lb_folio_idx (wc->g, offset + count - 1) -
+    lb_folio_idx (wc->g, offset) + 1;
+  bytes = blocks * 2 * LB_CRASHLOG_RECORD_SIZE +
+    (rq->buf ? count + blocks * 7 : 0);
+  if (lb_crashlog_reserve (wc->cfg.log, bytes, NULL, 0) == -1)
+    return log_failed ();
+  rq->log_reserved = bytes;
+  return 0;
+}
+
+static void
+log_unreserve (struct request *rq)
+{
+  if (rq->log_reserved)
+    lb_crashlog_unreserve (rq->v->wc->cfg.log, rq->log_reserved);
+  rq->log_reserved = 0;
+}
+
+/* Append one of rq's records from its reservation, under st's write
+ * lock: the lock that orders the block.
+ */
+static int
+log_append_locked (struct wc_stripe *st, struct request *rq,
+                   const struct lb_crashlog_record *rec)
+{
+  lb_assert_held_write (&st->lock);
+  if (lb_crashlog_add (rq->v->wc->cfg.log, rec, LB_CRASHLOG_ROOM_RESERVED,
+                       NULL, 0) == -1)
+    return log_failed ();
+  rq->log_reserved -= lb_crashlog_record_bytes (rec->type, rec->length);
+  return 0;
+}
+
+/* The record of rq's piece [off, off + len) of block idx (flags: FUA or
+ * THROUGH for a piece written through); 0 at once without a log.
+ */
+static int
+log_piece_locked (struct wcache *wc, struct wc_stripe *st, struct request *rq,
+                  uint64_t idx, uint32_t off, uint32_t len, uint8_t flags)
+{
+  struct lb_crashlog_record rec = {
+    .type = rq->log_type,
+    .flags = flags,
+    .offset = lb_folio_to_bytes (wc->g, idx) + off,
+    .length = len,
+    .data = rq->op == PIECE_ZERO ? NULL : rq->buf,
+  };
+
+  if (wc->cfg.log == NULL)
+    return 0;
+  return log_append_locked (st, rq, &rec);
+}
+
+/* The record of e's early write-back (its block made durable outside a
+ * flush); 0 at once without a log.
+ */
+static int
+log_writeback_locked (struct wcache *wc, struct wc_stripe *st,
+                      struct request *rq, const struct entry *e)
+{
+  struct lb_crashlog_record rec = {
+    .type = LB_CRASHLOG_WRITEBACK,
+    .offset = lb_folio_to_bytes (wc->g, e->folio_idx),
+    .length = folio_len (wc, e->folio_idx),
+  };
+
+  if (wc->cfg.log == NULL)
+    return 0;
+  return log_append_locked (st, rq, &rec);
+}
+
+/* st's buffer for a write-through's old bytes (its write lock held);
+ * NULL with errno = ENOMEM.
+ */
+static unsigned char *
+undo_buffer_locked (struct wcache *wc, struct wc_stripe *st)
+{
+  lb_assert_held_write (&st->lock);
+  if (st->undo == NULL)
+    st->undo = malloc (wc->g->physical_bytes);
+  return st->undo;
+}
 
 /* Give e a content buffer: the block's durable content when from_durable,
  * else the buffer as it comes, all zeros (an all-zero entry's content, or
@@ -562,27 +735,43 @@ entry_cost_locked (const struct wcache *wc, const struct wc_stripe *st,
  */
 static int
 write_through_locked (struct wcache *wc, struct wc_stripe *st, struct entry *e,
-                      const struct request *rq, uint64_t idx, uint32_t off,
+                      struct request *rq, uint64_t idx, uint32_t off,
                       uint32_t len)
 {
   struct lb_store *d = wc->durable;
   uint64_t at = lb_folio_to_bytes (wc->g, idx) + off;
+  uint8_t flags = rq->op == PIECE_WRITE_FUA ? LB_CRASHLOG_FUA
+                                            : LB_CRASHLOG_THROUGH;
+  unsigned char *undo = NULL;
   int r;
 
   lb_assert_held_write (&st->lock);
+  if (wc->cfg.log && (undo = undo_buffer_locked (wc, st)) == NULL)
+    return -1;
   /* An all-zero entry needs a buffer to take the piece; without memory
    * for one it is written back first (a cache may always write early).
    */
   if (e && e->data == NULL && materialize_locked (wc, st, e, false) == -1) {
-    if (wc_write_back_locked (wc, e) == -1)
+    if (wc_write_back_locked (wc, e) == -1 ||
+        log_writeback_locked (wc, st, rq, e) == -1)
       return -1;
     remove_entry_locked (wc, st, e, NULL);
     e = NULL;
   }
+  if (undo && d->ops->pread (d, undo, len, at) == -1)
+    return -1;
   if (rq->op == PIECE_ZERO)
     r = d->ops->zero (d, len, at, rq->keep ? 0 : LB_ZERO_MAY_TRIM);
   else
     r = d->ops->pwrite (d, rq->buf, len, at, false);
+  if (r == 0 && log_piece_locked (wc, st, rq, idx, off, len, flags) == -1) {
+    int err = errno;
+
+    /* Not in the log, so not on the disk either. */
+    d->ops->pwrite (d, undo, len, at, false);
+    errno = err;
+    return -1;
+  }
   if (r == -1 || e == NULL)
     return r;
   if (rq->op == PIECE_ZERO)
@@ -600,27 +789,30 @@ write_through_locked (struct wcache *wc, struct wc_stripe *st, struct entry *e,
  */
 static int
 cache_piece_locked (struct wcache *wc, struct wc_stripe *st, struct entry *e,
-                    const struct request *rq, uint64_t idx, uint32_t off,
+                    struct request *rq, uint64_t idx, uint32_t off,
                     uint32_t len)
 {
   bool whole = off == 0 && len == folio_len (wc, idx);
+  bool zero_whole = rq->op == PIECE_ZERO && whole;
   bool created = e == NULL;
 
   lb_assert_held_write (&st->lock);
   if (created && (e = insert_new_locked (wc, st, idx)) == NULL)
     return -1;
-  if (rq->op == PIECE_ZERO && whole) {
-    entry_put_data_locked (wc, st, e, NULL);
-    e->keep = rq->keep;
-  }
-  else if (e->data == NULL &&
-           materialize_locked (wc, st, e, created && !whole) == -1) {
+  /* What may fail first, then the log, then the change, which cannot. */
+  if ((!zero_whole && e->data == NULL &&
+       materialize_locked (wc, st, e, created && !whole) == -1) ||
+      log_piece_locked (wc, st, rq, idx, off, len, 0) == -1) {
     int err = errno;
 
     if (created)
       remove_entry_locked (wc, st, e, NULL);
     errno = err;
     return -1;
+  }
+  if (zero_whole) {
+    entry_put_data_locked (wc, st, e, NULL);
+    e->keep = rq->keep;
   }
   if (e->data && rq->op == PIECE_ZERO)
     memset (e->data + off, 0, len);
@@ -701,20 +893,24 @@ flush_for_room:
                   entry_cost_locked (wc, st, lookup_locked (st, idx)));
   stripe_unlock (st);
   atomic_fetch_add_explicit (&wc->implicit_flushes, 1, memory_order_relaxed);
-  if (flush_all (rq->v) == -1)
+  if (flush_all (rq->v, true) == -1)
     return -1;
   flushes++;
   goto again;
 }
 
-static int for_each_piece (struct request *rq, uint32_t count, uint64_t offset)
+static int
+for_each_piece (struct request *rq, uint32_t count, uint64_t offset)
 {
   const struct lb_geometry *g = rq->v->wc->g;
-  uint64_t nth = atomic_fetch_add_explicit (&rq->v->wc->requests, 1,
-                                            memory_order_relaxed) +
-    1;
+  uint64_t nth;
   int r = 0;
 
+  if (log_reserve (rq, count, offset) == -1)
+    return -1;
+  nth = atomic_fetch_add_explicit (&rq->v->wc->requests, 1,
+                                   memory_order_relaxed) +
+    1;
   for (uint64_t done = 0; done < count && r == 0;) {
     uint64_t pos = offset + done;
     uint32_t off = lb_folio_offset (g, pos);
@@ -727,6 +923,7 @@ static int for_each_piece (struct request *rq, uint32_t count, uint64_t offset)
       rq->buf += len;
     done += len;
   }
+  log_unreserve (rq);
   if (r == 0 && rq->op == PIECE_WRITE_FUA)
     r = rq->v->wc->durable->ops->flush (rq->v->wc->durable);
   return wc_maybe_cut_after (rq->v, nth, r);
@@ -738,7 +935,23 @@ wc_pwrite (struct lb_store *s, const void *buf, uint32_t count,
 {
   struct request rq = { .v = to_view (s),
                         .op = fua ? PIECE_WRITE_FUA : PIECE_WRITE,
-                        .buf = buf };
+                        .buf = buf,
+                        .log_type = LB_CRASHLOG_WRITE };
+
+  if (is_stale (rq.v))
+    return wc_stale_error ();
+  return for_each_piece (&rq, count, offset);
+}
+
+/* A zero or a trim (the same to the cache; the log tells them apart). */
+static int
+zero_request (struct lb_store *s, uint32_t count, uint64_t offset,
+              unsigned flags, enum lb_crashlog_type log_type)
+{
+  struct request rq = { .v = to_view (s),
+                        .op = PIECE_ZERO,
+                        .keep = !(flags & LB_ZERO_MAY_TRIM),
+                        .log_type = log_type };
 
   if (is_stale (rq.v))
     return wc_stale_error ();
@@ -748,19 +961,13 @@ wc_pwrite (struct lb_store *s, const void *buf, uint32_t count,
 static int
 wc_zero (struct lb_store *s, uint32_t count, uint64_t offset, unsigned flags)
 {
-  struct request rq = { .v = to_view (s),
-                        .op = PIECE_ZERO,
-                        .keep = !(flags & LB_ZERO_MAY_TRIM) };
-
-  if (is_stale (rq.v))
-    return wc_stale_error ();
-  return for_each_piece (&rq, count, offset);
+  return zero_request (s, count, offset, flags, LB_CRASHLOG_ZERO);
 }
 
 static int
 wc_trim (struct lb_store *s, uint32_t count, uint64_t offset)
 {
-  return wc_zero (s, count, offset, LB_ZERO_MAY_TRIM);
+  return zero_request (s, count, offset, LB_ZERO_MAY_TRIM, LB_CRASHLOG_TRIM);
 }
 
 static int
@@ -799,7 +1006,7 @@ wc_pread (struct lb_store *s, void *buf, uint32_t count, uint64_t offset)
 static int
 wc_flush (struct lb_store *s)
 {
-  return flush_all (to_view (s));
+  return flush_all (to_view (s), false);
 }
 
 /* With unflushed data anywhere, everything is data (always a correct
@@ -849,6 +1056,7 @@ destroy_cache (struct wcache *wc)
         remove_entry_locked (wc, st, st->buckets[b], NULL);
     stripe_unlock (st);
     free (st->buckets);
+    free (st->undo);
     lb_slab_destroy (&st->slab);
     pthread_rwlock_destroy (&st->lock);
   }

@@ -53,6 +53,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "crashlog.h"
 #include "store.h"
 
 enum lb_cut_mode {
@@ -87,6 +88,14 @@ struct lb_wcache_config {
    */
   void (*on_cut) (const struct lb_cut_report *r, void *opaque);
   void *opaque;
+  /* Optional (crash-log=): every change, flush and cut is appended to
+   * it as crashlog.h describes; the caller closes it after the cache is
+   * destroyed.  NULL: nothing is logged, at no cost.  A request the log
+   * has no room for fails with ENOSPC, one it cannot write with EIO,
+   * both before the cache applies anything of that block, with the
+   * thread's fault (error.h) LB_FAULT_CRASH_LOG.
+   */
+  struct lb_crashlog *log;
 };
 
 /* What one cut did, or (summed) every cut so far.  Blocks are physical

@@ -128,7 +128,7 @@ largeblock_unload (void)
 static int
 largeblock_config (const char *key, const char *value)
 {
-  char err[256];
+  char err[512]; /* the unknown-key message lists every key */
 
   if (lb_params_set (&params, key, value, err, sizeof err) == -1) {
     nbdkit_error ("largeblock: %s", err);
@@ -299,6 +299,9 @@ largeblock_config_complete (void)
                   params.wcache.cache_bytes,
                   lb_cut_mode_name (params.wcache.mode), params.wcache.seed,
                   params.wcache.cut_after);
+  if (disk.log)
+    nbdkit_debug ("largeblock: crash-log=%s, crash-log-size %" PRIu64,
+                  params.crash_log, params.crash_log_bytes);
   return 0;
 }
 
@@ -352,7 +355,10 @@ largeblock_after_fork (void)
   "power-cut-seed=<N>       Seed of the power cut's choices (default: new).\n" \
   "power-cut-after=<N>      Cut the power after the Nth write/trim/zero.\n" \
   "power-cut-fifo=<PATH>    Cut the power when a line \"cut\" arrives here;\n" \
-  "                         \"cut N\": only if fewer than N cuts happened."
+  "                         \"cut N\": only if fewer than N cuts happened.\n" \
+  "crash-log=<PATH>         Record every write, trim, zero, flush and cut\n" \
+  "                         (a new file; needs write-cache=volatile).\n" \
+  "crash-log-size=<SIZE>    Bound on the crash log, default 1G."
 
 static void
 largeblock_dump_plugin (void)
@@ -485,6 +491,29 @@ log_short_file (void)
                   params.file, geom->size_bytes);
 }
 
+/* A request the crash log could not take (crash-log=): full, or broken
+ * by a failed write to it.
+ */
+static void
+log_crash_log_error (enum lb_req_type type, int err, uint32_t count,
+                     uint64_t offset)
+{
+  int why = disk.log ? lb_crashlog_broken (disk.log) : 0;
+
+  if (err == ENOSPC)
+    nbdkit_error ("largeblock: %s of %" PRIu32 " bytes at offset %" PRIu64
+                  ": crash-log=%s is full (crash-log-size=%" PRIu64
+                  " bytes): the request was not done",
+                  lb_req_type_name (type), count, offset, params.crash_log,
+                  params.crash_log_bytes);
+  else
+    nbdkit_error ("largeblock: %s of %" PRIu32 " bytes at offset %" PRIu64
+                  ": crash-log=%s cannot be written (%s): the request was "
+                  "not done, and the disk takes no more changes",
+                  lb_req_type_name (type), count, offset, params.crash_log,
+                  strerror (why ? why : err));
+}
+
 /* Finish a served request: count it, and report the store's error. */
 static int
 finish (enum lb_req_type type, int r, uint32_t count, uint64_t offset)
@@ -501,6 +530,8 @@ finish (enum lb_req_type type, int r, uint32_t count, uint64_t offset)
   fault = lb_take_fault ();
   if (fault == LB_FAULT_PAST_EOF)
     log_short_file ();
+  else if (fault == LB_FAULT_CRASH_LOG)
+    log_crash_log_error (type, err, count, offset);
   /* A power cut is logged once, not each request of a dead connection. */
   else if (fault != LB_FAULT_POWER_CUT && err != ENOTSUP)
     nbdkit_error ("largeblock: %s of %" PRIu32 " bytes at offset %" PRIu64

@@ -17,7 +17,7 @@ static int
 set_one_param (struct lb_params *p, const char *param)
 {
   const char *eq = strchr (param, '=');
-  char err[256] = "out of memory";
+  char err[512] = "out of memory"; /* lists every key */
   char *key;
   int r;
 

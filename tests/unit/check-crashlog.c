@@ -9,6 +9,18 @@
  * cut short in a record or in its data, out of sequence, a range past the
  * disk -- are refused naming the record and its byte.  Appends from four
  * threads come back as one gapless sequence.
+ *
+ * The write cache with a log (wcache.h's cfg.log): writes (one record per
+ * physical block, with data), FUA, trims, zeros, the client's flushes,
+ * the cache's implicit ones, writes through for lack of memory and a cut
+ * appear in order with the right epochs and flags; a request the log has
+ * no room for fails with ENOSPC and changes nothing; a log that cannot be
+ * written fails the request with EIO and changes nothing (cached or
+ * written through); and with writers racing on the same blocks, a
+ * flusher and a cut in lose mode among them, each block's last write
+ * before the last flush before the cut record is what the cut kept
+ * (this fails when a block's record is appended outside its stripe lock,
+ * or a flush writes back outside its record's locks).
  */
 #include <config.h>
 
@@ -18,11 +30,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "suites.h"
 #include "crashlog.h"
+#include "error.h"
+#include "largeblock/geometry.h"
+#include "ramstore.h"
+#include "wcache.h"
 
 static const struct lb_crashlog_geometry geo = {
   .disk_size = 1 << 20,
@@ -178,7 +198,11 @@ END_TEST
 
 START_TEST (test_full_log_refuses_and_keeps_the_file)
 {
-  uint64_t limit = LB_CRASHLOG_HEADER_SIZE + 2 * LB_CRASHLOG_RECORD_SIZE + 8;
+  uint64_t limit = LB_CRASHLOG_HEADER_SIZE + LB_CRASHLOG_SPARE_BYTES +
+    2 * LB_CRASHLOG_RECORD_SIZE + 8;
+  struct lb_crashlog_record cut = {
+    .type = LB_CRASHLOG_CUT, .flags = 2, .offset = 42, .length = 1
+  };
   struct lb_crashlog *log = make_log (limit);
   struct lb_crashlog_reader *r;
   struct lb_crashlog_record rec;
@@ -198,12 +222,17 @@ START_TEST (test_full_log_refuses_and_keeps_the_file)
                                         NULL, err, sizeof err),
                     -1);
   ck_assert_int_eq (errno, ENOSPC);
-  ck_assert_uint_eq (file_size (), limit);
+  ck_assert_uint_eq (file_size (), limit - LB_CRASHLOG_SPARE_BYTES);
+  /* The spare is for what cannot wait: a cut. */
+  ck_assert_msg (lb_crashlog_add (log, &cut, LB_CRASHLOG_ROOM_SPARE, err,
+                                  sizeof err) == 0,
+                 "%s", err);
   lb_crashlog_close (log, err, sizeof err);
 
   r = open_reader ();
   expect_record (r, LB_CRASHLOG_WRITE, false, 0, 0, 0, 8);
   expect_record (r, LB_CRASHLOG_FLUSH, false, 1, 0, 0, 0);
+  expect_record (r, LB_CRASHLOG_CUT, false, 2, 1, 42, 1);
   ck_assert_int_eq (lb_crashlog_reader_next (r, &rec, err, sizeof err), 0);
   lb_crashlog_reader_close (r);
 }
@@ -254,11 +283,13 @@ static const struct damage {
   { 64 + 40 + 4, -1, 0, "data is cut short" },
   { 64, 'x', 0, "no record magic" },
   { 64 + 4, 9, 0, "unknown record type" },
-  { 64 + 5, 2, 0, "unknown flags" },
+  { 64 + 5, 8, 0, "unknown flags" },
+  { 64 + 5, 3, 0, "unknown flags" },
+  { 64 + 48 + 5, 1, 1, "unknown flags" },
   { 64 + 48 + 8, 7, 1, "out of sequence" },
   { 64 + 48 + 16, 1, 1, "epoch out of order" },
   { 64 + 24 + 7, 1, 0, "range beyond the end of the disk" },
-  { 64 + 48 + 24, 1, 1, "a flush with a range or FUA" },
+  { 64 + 48 + 24, 1, 1, "a flush with a range" },
 };
 #define NR_DAMAGES (sizeof damages / sizeof damages[0])
 
@@ -356,6 +387,377 @@ START_TEST (test_threads_one_sequence)
 }
 END_TEST
 
+/* ---- the write cache with a log ---- */
+
+#define KiB 1024u
+#define BLK (16 * KiB)
+
+static struct lb_geometry cgeo;
+static enum lb_cut_mode cmode = LB_CUT_TORN;
+
+/* A cache over a RAM store of 1 MiB, 16k/4k, logging to path. */
+static struct lb_store *
+logged_cache (uint64_t limit, uint64_t cache_bytes, uint64_t memory_limit,
+              struct lb_crashlog **log)
+{
+  const struct lb_crashlog_geometry g = { 1u << 20, BLK, 4 * KiB };
+  struct lb_wcache_config c = { .mode = cmode,
+                                .seed = 7,
+                                .cache_bytes = cache_bytes };
+  struct lb_store *cache;
+
+  test_geometry (&cgeo, g.disk_size, BLK, 4 * KiB, 1u << 20);
+  *log = lb_crashlog_create (path, &g, limit, err, sizeof err);
+  ck_assert_msg (*log != NULL, "%s", err);
+  c.log = *log;
+  cache = lb_wcache_new (lb_ramstore_new (&cgeo, memory_limit), &c);
+  ck_assert_ptr_nonnull (cache);
+  return cache;
+}
+
+static void
+close_cache (struct lb_store *cache, struct lb_crashlog *log)
+{
+  cache->ops->destroy (cache);
+  ck_assert_int_eq (lb_crashlog_close (log, err, sizeof err), 0);
+}
+
+/* The next record: of type, flags and epoch, at offset for length. */
+static void
+expect_cache_record (struct lb_crashlog_reader *r, enum lb_crashlog_type type,
+                     unsigned flags, uint64_t epoch, uint64_t offset,
+                     uint64_t length, struct lb_crashlog_record *rec)
+{
+  ck_assert_msg (lb_crashlog_reader_next (r, rec, err, sizeof err) == 1, "%s",
+                 err);
+  ck_assert_int_eq (rec->type, type);
+  ck_assert_uint_eq (rec->flags, flags);
+  ck_assert_uint_eq (rec->epoch, epoch);
+  ck_assert_uint_eq (rec->offset, offset);
+  ck_assert_uint_eq (rec->length, length);
+}
+
+static void
+expect_end (struct lb_crashlog_reader *r)
+{
+  struct lb_crashlog_record rec;
+
+  ck_assert_int_eq (lb_crashlog_reader_next (r, &rec, err, sizeof err), 0);
+  lb_crashlog_reader_close (r);
+}
+
+START_TEST (test_cache_logs_every_change_in_order)
+{
+  struct lb_crashlog *log;
+  struct lb_store *cache = logged_cache (1u << 20, 64u << 20, 0, &log);
+  struct lb_crashlog_reader *r;
+  struct lb_crashlog_record rec;
+  struct lb_cut_report rep;
+  unsigned char a[2 * BLK], b[4 * KiB];
+
+  memset (a, 'a', sizeof a);
+  memset (a + BLK, 'A', BLK);
+  memset (b, 'b', sizeof b);
+  ck_assert_int_eq (cache->ops->pwrite (cache, a, 2 * BLK, 0, false), 0);
+  ck_assert_int_eq (cache->ops->pwrite (cache, b, 4 * KiB, 4 * BLK, true), 0);
+  ck_assert_int_eq (cache->ops->trim (cache, BLK, BLK), 0);
+  ck_assert_int_eq (cache->ops->zero (cache, 4 * KiB, 8 * KiB, 0), 0);
+  ck_assert_int_eq (cache->ops->flush (cache), 0);
+  ck_assert_int_eq (cache->ops->pwrite (cache, b, 4 * KiB, 0, false), 0);
+  ck_assert_int_eq (lb_wcache_cut (cache, &rep), 0);
+  ck_assert_int_eq (cache->ops->pwrite (cache, b, 4 * KiB, BLK, false), 0);
+  close_cache (cache, log);
+
+  r = open_reader ();
+  expect_cache_record (r, LB_CRASHLOG_WRITE, 0, 0, 0, BLK, &rec);
+  ck_assert_mem_eq (rec.data, a, BLK);
+  expect_cache_record (r, LB_CRASHLOG_WRITE, 0, 0, BLK, BLK, &rec);
+  ck_assert_mem_eq (rec.data, a + BLK, BLK);
+  expect_cache_record (r, LB_CRASHLOG_WRITE, LB_CRASHLOG_FUA, 0, 4 * BLK,
+                       4 * KiB, &rec);
+  ck_assert_mem_eq (rec.data, b, sizeof b);
+  expect_cache_record (r, LB_CRASHLOG_TRIM, 0, 0, BLK, BLK, &rec);
+  expect_cache_record (r, LB_CRASHLOG_ZERO, 0, 0, 8 * KiB, 4 * KiB, &rec);
+  expect_cache_record (r, LB_CRASHLOG_FLUSH, 0, 0, 0, 0, &rec);
+  expect_cache_record (r, LB_CRASHLOG_WRITE, 0, 1, 0, 4 * KiB, &rec);
+  /* The cut: torn (2), seed 7, number 1; it closes epoch 1. */
+  expect_cache_record (r, LB_CRASHLOG_CUT, LB_CUT_TORN, 1, 7, 1, &rec);
+  expect_cache_record (r, LB_CRASHLOG_WRITE, 0, 2, BLK, 4 * KiB, &rec);
+  expect_end (r);
+}
+END_TEST
+
+/* A cache of three blocks: every fourth write flushes it first.  A RAM
+ * store with room for two folios: a write finds no memory, flushes
+ * (implicitly), and a rewrite of a durable block is written through.
+ */
+START_TEST (test_cache_logs_implicit_flushes_and_writes_through)
+{
+  struct lb_crashlog *log;
+  struct lb_store *cache;
+  struct lb_crashlog_reader *r;
+  struct lb_crashlog_record rec;
+  struct lb_wcache_stats st;
+  unsigned char buf[BLK];
+
+  test_geometry (&cgeo, 1u << 20, BLK, 4 * KiB, 1u << 20);
+  cache = logged_cache (1u << 20, 3 * lb_wcache_min_bytes (&cgeo), 0, &log);
+  memset (buf, 'x', sizeof buf);
+  for (unsigned i = 0; i < 7; i++)
+    ck_assert_int_eq (cache->ops->pwrite (cache, buf, BLK, i * BLK, false), 0);
+  lb_wcache_get_stats (cache, &st);
+  ck_assert_uint_eq (st.implicit_flushes, 2);
+  close_cache (cache, log);
+  r = open_reader ();
+  for (unsigned i = 0; i < 7; i++) {
+    expect_cache_record (r, LB_CRASHLOG_WRITE, 0, i / 3, i * BLK, BLK, &rec);
+    if (i % 3 == 2)
+      expect_cache_record (r, LB_CRASHLOG_FLUSH, LB_CRASHLOG_IMPLICIT, i / 3,
+                           0, 0, &rec);
+  }
+  expect_end (r);
+
+  teardown ();
+  setup ();
+  cache = logged_cache (1u << 20, 64u << 20, 2 * BLK, &log);
+  ck_assert_int_eq (cache->ops->pwrite (cache, buf, BLK, 0, false), 0);
+  ck_assert_int_eq (cache->ops->pwrite (cache, buf, BLK, BLK, false), 0);
+  ck_assert_int_eq (cache->ops->pwrite (cache, buf, BLK, 2 * BLK, false), -1);
+  ck_assert_int_eq (errno, ENOSPC);
+  ck_assert_int_eq (cache->ops->flush (cache), 0);
+  ck_assert_int_eq (cache->ops->pwrite (cache, buf, BLK, 0, false), 0);
+  close_cache (cache, log);
+  r = open_reader ();
+  expect_cache_record (r, LB_CRASHLOG_WRITE, 0, 0, 0, BLK, &rec);
+  expect_cache_record (r, LB_CRASHLOG_WRITE, 0, 0, BLK, BLK, &rec);
+  /* The third write's: it failed, so it is not logged. */
+  expect_cache_record (r, LB_CRASHLOG_FLUSH, LB_CRASHLOG_IMPLICIT, 0, 0, 0,
+                       &rec);
+  expect_cache_record (r, LB_CRASHLOG_FLUSH, 0, 1, 0, 0, &rec);
+  /* The rewrite finds no memory, flushes for room, finds none again. */
+  expect_cache_record (r, LB_CRASHLOG_FLUSH, LB_CRASHLOG_IMPLICIT, 2, 0, 0,
+                       &rec);
+  expect_cache_record (r, LB_CRASHLOG_WRITE, LB_CRASHLOG_THROUGH, 3, 0, BLK,
+                       &rec);
+  expect_end (r);
+}
+END_TEST
+
+static void
+expect_content (struct lb_store *cache, uint64_t offset, uint32_t count,
+                int byte)
+{
+  unsigned char back[BLK], want[BLK];
+
+  ck_assert_uint_le (count, BLK);
+  memset (want, byte, count);
+  ck_assert_int_eq (cache->ops->pread (cache, back, count, offset), 0);
+  ck_assert_mem_eq (back, want, count);
+}
+
+/* Room for a 4k write, not for a second one (nor for 2 blocks). */
+START_TEST (test_cache_full_log_enospc_changes_nothing)
+{
+  uint64_t limit = LB_CRASHLOG_HEADER_SIZE + LB_CRASHLOG_SPARE_BYTES +
+    2 * LB_CRASHLOG_RECORD_SIZE + 4 * KiB + 7;
+  struct lb_crashlog *log;
+  struct lb_store *cache = logged_cache (limit, 64u << 20, 0, &log);
+  struct lb_crashlog_reader *r;
+  struct lb_crashlog_record rec;
+  unsigned char buf[2 * BLK];
+
+  memset (buf, 'w', sizeof buf);
+  ck_assert_int_eq (cache->ops->pwrite (cache, buf, 4 * KiB, 0, false), 0);
+  lb_take_fault ();
+  errno = 0;
+  ck_assert_int_eq (cache->ops->pwrite (cache, buf, 4 * KiB, BLK, false), -1);
+  ck_assert_int_eq (errno, ENOSPC);
+  ck_assert_int_eq (lb_take_fault (), LB_FAULT_CRASH_LOG);
+  ck_assert_int_eq (cache->ops->pwrite (cache, buf, 2 * BLK, 0, true), -1);
+  ck_assert_int_eq (errno, ENOSPC);
+  ck_assert_int_eq (cache->ops->trim (cache, BLK, 0), -1);
+  ck_assert_int_eq (errno, ENOSPC);
+  expect_content (cache, 0, 4 * KiB, 'w');
+  expect_content (cache, 4 * KiB, BLK - 4 * KiB, 0);
+  expect_content (cache, BLK, BLK, 0);
+  /* A flush still fits: the data it makes durable is in the log. */
+  ck_assert_int_eq (cache->ops->flush (cache), 0);
+  close_cache (cache, log);
+  r = open_reader ();
+  expect_cache_record (r, LB_CRASHLOG_WRITE, 0, 0, 0, 4 * KiB, &rec);
+  expect_cache_record (r, LB_CRASHLOG_FLUSH, 0, 0, 0, 0, &rec);
+  expect_end (r);
+}
+END_TEST
+
+/* The file may grow by only `room` bytes more: the next append fails
+ * with EFBIG, as a full or failing disk under the log would.
+ */
+static void
+limit_file_size (struct rlimit *old, uint64_t room)
+{
+  struct rlimit lim;
+
+  ck_assert_int_eq (getrlimit (RLIMIT_FSIZE, old), 0);
+  lim = *old;
+  lim.rlim_cur = file_size () + room;
+  signal (SIGXFSZ, SIG_IGN);
+  ck_assert_int_eq (setrlimit (RLIMIT_FSIZE, &lim), 0);
+}
+
+static void
+restore_file_size (const struct rlimit *old)
+{
+  ck_assert_int_eq (setrlimit (RLIMIT_FSIZE, old), 0);
+  signal (SIGXFSZ, SIG_DFL);
+}
+
+/* _i = 0: the write would be cached; 1: written through (FUA), so the
+ * durable store took it and must get its old bytes back.
+ */
+START_TEST (test_cache_log_write_fails_eio_changes_nothing)
+{
+  bool fua = _i == 1;
+  struct lb_crashlog *log;
+  struct lb_store *cache = logged_cache (1u << 20, 64u << 20, 0, &log);
+  struct lb_crashlog_reader *r;
+  struct lb_crashlog_record rec;
+  struct rlimit old;
+  unsigned char buf[4 * KiB];
+  int ret, e;
+
+  memset (buf, 'o', sizeof buf);
+  ck_assert_int_eq (cache->ops->pwrite (cache, buf, sizeof buf, 0, true), 0);
+  memset (buf, 'n', sizeof buf);
+  limit_file_size (&old, 100);
+  ret = cache->ops->pwrite (cache, buf, sizeof buf, 0, fua);
+  e = errno;
+  restore_file_size (&old);
+  ck_assert_int_eq (ret, -1);
+  ck_assert_int_eq (e, EIO);
+  ck_assert_int_eq (lb_take_fault (), LB_FAULT_CRASH_LOG);
+  ck_assert_int_eq (lb_crashlog_broken (log), EFBIG);
+  expect_content (cache, 0, sizeof buf, 'o');
+  /* The log ends there: the disk takes no more changes. */
+  ck_assert_int_eq (cache->ops->pwrite (cache, buf, sizeof buf, BLK, false),
+                    -1);
+  ck_assert_int_eq (errno, EIO);
+  ck_assert_int_eq (cache->ops->flush (cache), -1);
+  expect_content (cache, BLK, sizeof buf, 0);
+  close_cache (cache, log);
+  r = open_reader ();
+  expect_cache_record (r, LB_CRASHLOG_WRITE, LB_CRASHLOG_FUA, 0, 0, 4 * KiB,
+                       &rec);
+  expect_end (r);
+}
+END_TEST
+
+#define WRITERS 3
+#define BLOCKS 4
+
+/* Every write's data: a stamp no other write has, in its first 8 bytes. */
+static _Atomic uint64_t stamps;
+
+static uint64_t
+stamp_of (const void *data)
+{
+  uint64_t v;
+
+  memcpy (&v, data, sizeof v);
+  return v;
+}
+
+/* Two-block writes over blocks 0-3 until the power fails (EIO). */
+static void *
+race_writes (void *opaque)
+{
+  struct lb_store *conn = lb_wcache_connect (opaque);
+  unsigned char buf[2 * BLK] = { 0 };
+
+  for (unsigned i = 0; i < 100000; i++) {
+    uint64_t v = atomic_fetch_add (&stamps, 1) + 1;
+
+    memcpy (buf, &v, sizeof v);
+    memcpy (buf + BLK, &v, sizeof v);
+    if (conn->ops->pwrite (conn, buf, sizeof buf, (i % 3) * BLK, false) == -1)
+      break;
+  }
+  conn->ops->destroy (conn);
+  return NULL;
+}
+
+static void *
+race_flushes (void *opaque)
+{
+  struct lb_store *conn = lb_wcache_connect (opaque);
+
+  while (conn->ops->flush (conn) == 0)
+    ;
+  conn->ops->destroy (conn);
+  return NULL;
+}
+
+/* Writers racing on the same blocks, a flusher, and a cut (lose) in the
+ * middle.  Replaying the log -- each block's last write before the last
+ * flush before the cut -- must give the post-cut image: a write logged
+ * out of the order the cache applied it, or a flush that made durable
+ * more (or less) than the records before it, shows here.
+ */
+START_TEST (test_cache_log_orders_racing_blocks_and_flushes)
+{
+  struct lb_crashlog *log;
+  struct lb_store *cache;
+  struct lb_crashlog_reader *r;
+  struct lb_crashlog_record rec;
+  struct lb_cut_report rep;
+  pthread_t t[WRITERS + 1];
+  uint64_t durable[BLOCKS], logged[BLOCKS] = { 0 }, flushed[BLOCKS] = { 0 };
+  unsigned flushes = 0;
+  int got;
+
+  cmode = LB_CUT_LOSE;
+  cache = logged_cache (256u << 20, 64u << 20, 0, &log);
+  cmode = LB_CUT_TORN;
+  atomic_store (&stamps, 0);
+  for (int i = 0; i < WRITERS; i++)
+    ck_assert_int_eq (pthread_create (&t[i], NULL, race_writes, cache), 0);
+  ck_assert_int_eq (pthread_create (&t[WRITERS], NULL, race_flushes, cache),
+                    0);
+  while (atomic_load (&stamps) < 2000)
+    sched_yield ();
+  ck_assert_int_eq (lb_wcache_cut (cache, &rep), 0);
+  for (int i = 0; i <= WRITERS; i++)
+    pthread_join (t[i], NULL);
+  for (int b = 0; b < BLOCKS; b++) {
+    unsigned char back[BLK];
+    ck_assert_int_eq (cache->ops->pread (cache, back, BLK, b * BLK), 0);
+    durable[b] = stamp_of (back);
+  }
+  close_cache (cache, log);
+
+  r = open_reader ();
+  while ((got = lb_crashlog_reader_next (r, &rec, err, sizeof err)) == 1 &&
+         rec.type != LB_CRASHLOG_CUT) {
+    if (rec.type == LB_CRASHLOG_WRITE) {
+      ck_assert_uint_eq (rec.length, BLK);
+      logged[rec.offset / BLK] = stamp_of (rec.data);
+    }
+    if (rec.type == LB_CRASHLOG_FLUSH) {
+      memcpy (flushed, logged, sizeof flushed);
+      flushes++;
+    }
+  }
+  ck_assert_msg (got == 1, "no cut in the log: %s", err);
+  lb_crashlog_reader_close (r);
+  ck_assert_uint_gt (flushes, 0);
+  for (int b = 0; b < BLOCKS; b++)
+    ck_assert_msg (durable[b] == flushed[b],
+                   "block %d: the cut kept write %ju, the log says %ju "
+                   "(%u flushes)",
+                   b, (uintmax_t) durable[b], (uintmax_t) flushed[b], flushes);
+}
+END_TEST
+
 static Suite *
 crashlog_suite (void)
 {
@@ -370,6 +772,16 @@ crashlog_suite (void)
   tcase_add_test (tc, test_bad_appends);
   tcase_add_loop_test (tc, test_damaged_log_refused, 0, NR_DAMAGES);
   tcase_add_test (tc, test_threads_one_sequence);
+  suite_add_tcase (s, tc);
+
+  tc = tcase_create ("cache");
+  tcase_add_checked_fixture (tc, setup, teardown);
+  tcase_add_test (tc, test_cache_logs_every_change_in_order);
+  tcase_add_test (tc, test_cache_logs_implicit_flushes_and_writes_through);
+  tcase_add_test (tc, test_cache_full_log_enospc_changes_nothing);
+  tcase_add_loop_test (tc, test_cache_log_write_fails_eio_changes_nothing, 0,
+                       2);
+  tcase_add_test (tc, test_cache_log_orders_racing_blocks_and_flushes);
   suite_add_tcase (s, tc);
   return s;
 }

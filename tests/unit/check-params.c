@@ -104,7 +104,8 @@ static const struct {
     "unknown parameter 'sise' (expected size, blksize, logical-blksize, "
     "max-request, misaligned, memory-limit, statsfile, file, direct, "
     "keep-capabilities, write-cache, write-cache-size, power-cut-mode, "
-    "power-cut-seed, power-cut-after or power-cut-fifo)" },
+    "power-cut-seed, power-cut-after, power-cut-fifo, crash-log or "
+    "crash-log-size)" },
   { { { "size", "1G" }, { "keep-capabilities", "maybe" } },
     "keep-capabilities maybe is not a boolean (yes or no)" },
   { { { "size", "1G" },
@@ -144,13 +145,28 @@ static const struct {
   { { { "size", "1G" }, { "max-request", "1000" } },
     "max-request 1000 is not a multiple of logical-blksize 512 "
     "(the default)" },
+  { { { "size", "1G" }, { "crash-log", "/tmp/log" } },
+    "crash-log=/tmp/log needs write-cache=volatile (without a volatile "
+    "cache every write is durable at once)" },
+  { { { "size", "1G" }, { "crash-log", "" } },
+    "crash-log is empty (expected a path)" },
+  { { { "size", "1G" },
+      { "write-cache", "volatile" },
+      { "crash-log-size", "1M" } },
+    "crash-log-size=1M needs crash-log=PATH (it bounds that log)" },
+  { { { "size", "1G" },
+      { "write-cache", "volatile" },
+      { "crash-log", "/tmp/log" },
+      { "crash-log-size", "100" } },
+    "crash-log-size 100 is smaller than the smallest log (744 bytes: its "
+    "header, one record and the room kept for flushes)" },
 };
 
 START_TEST (test_errors)
 {
   struct lb_params p;
   struct lb_geometry g;
-  char err[256] = "";
+  char err[512] = "";
 
   lb_params_init (&p);
   errno = 0;
