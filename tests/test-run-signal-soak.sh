@@ -3,7 +3,7 @@
 # largeblock-run: whenever a SIGTERM, SIGINT or SIGHUP comes, it exits
 # 0 (COMMAND finished first) or 128+signal, promptly, leaving nothing.
 #
-# Randomized soak: LB_SIGNAL_SOAK_RUNS runs (default 100; 5 under
+# Randomized soak: LB_SIGNAL_SOAK_RUNS runs (default 50; 5 under
 # valgrind or sanitizers, which are slow) of an XFS-mounted disk with a
 # short COMMAND, each sent a random signal after a random 0-1.5 s, so the
 # signal lands anywhere in set-up, COMMAND or teardown.  The seed is
@@ -17,7 +17,7 @@ requires mkfs.xfs
 if [ -n "${LB_VALGRIND:-}${NBDKIT_PRELOAD:-}" ]; then
     runs=${LB_SIGNAL_SOAK_RUNS:-5}
 else
-    runs=${LB_SIGNAL_SOAK_RUNS:-100}
+    runs=${LB_SIGNAL_SOAK_RUNS:-50}
 fi
 seed=${LB_SIGNAL_SOAK_SEED:-$(( ($$ * 7919 + $(date +%s)) % 32768 ))}
 echo "soak: $runs runs, seed $seed (replay with LB_SIGNAL_SOAK_SEED=$seed)"
