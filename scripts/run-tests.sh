@@ -12,7 +12,7 @@ scripts/build.sh >build.log 2>&1 || { cat build.log; echo "build failed"; exit 1
 
 # CI (LB_HARDEN=1, set by .ci/run) also runs the hardening checks of
 # docs/testing.md first: the suite under valgrind, ASan+UBSan and TSan
-# builds, 10 s of fuzzing per harness (two at a time) and a 30 s soak.
+# builds, 10 s of fuzzing per harness (two at a time) and a 20 s soak.
 # Their tests are counted in the summary like the others (fuzz and soak
 # as one each), and a check that fails beyond its tests (a valgrind log,
 # a broken build) counts as one more failure; any failure makes the exit
@@ -62,7 +62,7 @@ if [ "${LB_HARDEN:-0}" = 1 ]; then
       else extra_failed=$((extra_failed + 1)); fi
   done
   harden fuzz - make fuzz FUZZ_SECONDS=10 FUZZ_JOBS="$ncpu"
-  harden soak - make soak SOAK_SECONDS=30
+  harden soak - make soak SOAK_SECONDS=20
 fi
 
 # Always: make check-vm boots guest kernels under QEMU (largeblock-vm,
