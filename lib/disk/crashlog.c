@@ -213,8 +213,7 @@ shape_fault (const struct lb_crashlog_record *rec, uint64_t disk_size)
     if (rec->length == 0)
       return "a cut numbered 0";
     return NULL;
-  default:
-    return "unknown record type";
+  default: return "unknown record type";
   }
   if (rec->offset > disk_size || rec->length > disk_size - rec->offset)
     return "range beyond the end of the disk";
@@ -397,37 +396,16 @@ lb_crashlog_break (struct lb_crashlog *log, int errnum)
   lb_mutex_unlock (&log->lock);
 }
 
-int
-lb_crashlog_broken (struct lb_crashlog *log)
+void
+lb_crashlog_status (struct lb_crashlog *log, struct lb_crashlog_status *st)
 {
-  int b;
-
   lb_mutex_lock (&log->lock);
-  b = log->broken;
+  *st = (struct lb_crashlog_status) {
+    .broken = log->broken,
+    .epoch = log->epoch,
+    .bytes = log->bytes,
+  };
   lb_mutex_unlock (&log->lock);
-  return b;
-}
-
-uint64_t
-lb_crashlog_epoch (struct lb_crashlog *log)
-{
-  uint64_t e;
-
-  lb_mutex_lock (&log->lock);
-  e = log->epoch;
-  lb_mutex_unlock (&log->lock);
-  return e;
-}
-
-uint64_t
-lb_crashlog_bytes (struct lb_crashlog *log)
-{
-  uint64_t b;
-
-  lb_mutex_lock (&log->lock);
-  b = log->bytes;
-  lb_mutex_unlock (&log->lock);
-  return b;
 }
 
 int

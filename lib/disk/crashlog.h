@@ -92,8 +92,7 @@
 #define LB_CRASHLOG_SPARE_BYTES (16 * LB_CRASHLOG_RECORD_SIZE)
 /* The smallest limit: the header, the spare and one record. */
 #define LB_CRASHLOG_MIN_LIMIT \
-  (LB_CRASHLOG_HEADER_SIZE + LB_CRASHLOG_SPARE_BYTES + \
-   LB_CRASHLOG_RECORD_SIZE)
+  (LB_CRASHLOG_HEADER_SIZE + LB_CRASHLOG_SPARE_BYTES + LB_CRASHLOG_RECORD_SIZE)
 
 enum lb_crashlog_type {
   LB_CRASHLOG_WRITE = 1,
@@ -152,8 +151,8 @@ struct lb_crashlog *lb_crashlog_create (const char *path,
  * -1 with errno and a message; nothing was added then: EINVAL for a
  * record the format forbids, ENOSPC when the log is full, EIO when the
  * log is broken (this write(2) failed, or an earlier one, or
- * lb_crashlog_break; lb_crashlog_broken says why).  Thread-safe, does not sleep
- * beyond its write(2).
+ * lb_crashlog_break; lb_crashlog_status says why).  Thread-safe, does not
+ * sleep beyond its write(2).
  */
 int lb_crashlog_add (struct lb_crashlog *log,
                      const struct lb_crashlog_record *rec,
@@ -186,16 +185,16 @@ void lb_crashlog_unreserve (struct lb_crashlog *log, uint64_t bytes);
  */
 void lb_crashlog_break (struct lb_crashlog *log, int errnum);
 
-/* 0 while the log works, else the errno that broke it.  Thread-safe. */
-int lb_crashlog_broken (struct lb_crashlog *log);
+/* The log's state at one moment, taken under its lock. */
+struct lb_crashlog_status {
+  int broken;     /* 0 while the log works, else the errno that broke it */
+  uint64_t epoch; /* flushes and cuts logged so far: the next record's */
+  uint64_t bytes; /* bytes in the file so far */
+};
 
-/* Flushes and cuts logged so far: the epoch of the next record.
- * Thread-safe.
- */
-uint64_t lb_crashlog_epoch (struct lb_crashlog *log);
-
-/* Bytes in the file so far.  Thread-safe. */
-uint64_t lb_crashlog_bytes (struct lb_crashlog *log);
+/* Fill *st from log.  Thread-safe. */
+void lb_crashlog_status (struct lb_crashlog *log,
+                         struct lb_crashlog_status *st);
 
 /* Close the file and free log (NULL is fine).  Returns 0, or -1 with
  * errno and a message if closing failed.

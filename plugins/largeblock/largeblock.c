@@ -498,7 +498,10 @@ static void
 log_crash_log_error (enum lb_req_type type, int err, uint32_t count,
                      uint64_t offset)
 {
-  int why = disk.log ? lb_crashlog_broken (disk.log) : 0;
+  struct lb_crashlog_status st = { 0 };
+
+  if (disk.log)
+    lb_crashlog_status (disk.log, &st);
 
   if (err == ENOSPC)
     nbdkit_error ("largeblock: %s of %" PRIu32 " bytes at offset %" PRIu64
@@ -511,7 +514,7 @@ log_crash_log_error (enum lb_req_type type, int err, uint32_t count,
                   ": crash-log=%s cannot be written (%s): the request was "
                   "not done, and the disk takes no more changes",
                   lb_req_type_name (type), count, offset, params.crash_log,
-                  strerror (why ? why : err));
+                  strerror (st.broken ? st.broken : err));
 }
 
 /* Finish a served request: count it, and report the store's error. */
