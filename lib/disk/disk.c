@@ -100,6 +100,10 @@ add_write_cache (struct lb_disk *d, const struct lb_params *p, char *err,
     return -1;
   }
   c.log = d->log;
+  /* Under a memory limit every buffer must be charged, so none is kept;
+   * without one the cache may keep what write-cache-size lets it hold.
+   */
+  c.spare_bytes = p->memory_limit_bytes ? 0 : c.cache_bytes;
   cache = lb_wcache_new (d->store, &c);
   if (cache == NULL) {
     int e = errno;

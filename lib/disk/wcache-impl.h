@@ -50,6 +50,12 @@ struct wc_stripe {
   size_t nr_entries;      /* lock */
   unsigned char *undo;    /* lock (write side): with a crash log, a
                              write-through's old bytes; NULL until used */
+  /* lock (write side): content buffers no entry holds, kept resident
+   * for the next entry (cfg.spare_bytes), so a cache that fills and
+   * flushes over and over does not fault its pages in again each time.
+   */
+  unsigned char **spare;
+  size_t nr_spare, spare_room;
 } __attribute__ ((aligned (64)));
 
 /* A store over the cache: the cache's own (follows every generation) or
@@ -78,6 +84,11 @@ struct wcache {
   _Atomic uint64_t requests; /* writes, trims, zeros (for cut_after) */
   _Atomic uint64_t bytes_used, bytes_peak;
   _Atomic uint64_t implicit_flushes, written_through, dirty_blocks;
+  /* Spare buffers in every stripe, at most max_spares (cfg.spare_bytes):
+   * a stripe takes a place here before it keeps one.
+   */
+  _Atomic uint64_t spares;
+  uint64_t max_spares; /* fixed */
   /* Serializes cuts: taken before any stripe lock (locking.h). */
   pthread_mutex_t cut_lock;
   /* Protects last and total only; a leaf (takes nothing under it). */

@@ -32,7 +32,8 @@
  *   flush runs.
  * - Each stripe owns a slab (slab.h) for its entries' content buffers,
  *   used only under the stripe's write lock (slabs have no lock of their
- *   own); freeing a buffer gives its pages back to the OS.
+ *   own); freeing a buffer gives its pages back to the OS, unless the
+ *   stripe keeps it as a spare (its spare stack, same lock).
  *
  * The crash log (crash-log=, crashlog.h), only when cfg.log is set:
  * - A request reserves log room for all its blocks before it touches
@@ -164,18 +165,26 @@ wc_unreserve (struct wcache *wc, uint64_t bytes)
     atomic_fetch_sub_explicit (&wc->bytes_used, bytes, memory_order_relaxed);
 }
 
-/* A zero-filled content buffer from the stripe's slab (its write lock
- * held), charged to the durable store when it has a limit.  Returns false
- * if the memory limit has no room (errno not set).
+/* A content buffer for e (its write lock held), zero-filled if zeroed: a
+ * spare one, else one from the stripe's slab (always zero-filled), charged
+ * to the durable store when it has a limit.  Returns false if the memory
+ * limit has no room (errno not set).
  */
 static bool
 entry_get_data_locked (struct wcache *wc, struct wc_stripe *st,
-                       struct entry *e)
+                       struct entry *e, bool zeroed)
 {
   const struct lb_store_ops *d = wc->durable->ops;
 
   lb_assert_held_write (&st->lock);
   assert (e->data == NULL);
+  if (st->nr_spare > 0) {
+    e->data = st->spare[--st->nr_spare];
+    atomic_fetch_sub_explicit (&wc->spares, 1, memory_order_relaxed);
+    if (zeroed)
+      memset (e->data, 0, wc->g->physical_bytes);
+    return true;
+  }
   if (d->charge && !d->charge (wc->durable, 1))
     return false;
   e->data = lb_slab_alloc (&st->slab);
@@ -236,9 +245,36 @@ run_add_locked (struct buffer_run *run, unsigned char *buf)
   run->nr++;
 }
 
-/* Give e's content buffer back to the OS (the stripe's write lock held):
- * at once, or with run when there is one.  Returns the cache bytes it
- * held.
+/* Keep buf as one of st's spares (its write lock held) if the cache has
+ * room for one more (cfg.spare_bytes over every stripe).
+ */
+static bool
+keep_spare_locked (struct wcache *wc, struct wc_stripe *st, unsigned char *buf)
+{
+  lb_assert_held_write (&st->lock);
+  if (atomic_fetch_add_explicit (&wc->spares, 1, memory_order_relaxed) >=
+      wc->max_spares)
+    goto full;
+  if (st->nr_spare == st->spare_room) {
+    size_t room = st->spare_room ? 2 * st->spare_room : 16;
+    unsigned char **a = realloc (st->spare, room * sizeof *a);
+
+    if (a == NULL)
+      goto full;
+    st->spare = a;
+    st->spare_room = room;
+  }
+  st->spare[st->nr_spare++] = buf;
+  return true;
+
+full:
+  atomic_fetch_sub_explicit (&wc->spares, 1, memory_order_relaxed);
+  return false;
+}
+
+/* Take e's content buffer (the stripe's write lock held): kept as a
+ * spare while the stripe has room for one, else given back to the OS at
+ * once, or with run when there is one.  Returns the cache bytes it held.
  */
 static uint64_t
 entry_put_data_locked (struct wcache *wc, struct wc_stripe *st,
@@ -247,7 +283,9 @@ entry_put_data_locked (struct wcache *wc, struct wc_stripe *st,
   lb_assert_held_write (&st->lock);
   if (e->data == NULL)
     return 0;
-  if (run)
+  if (!e->charged && keep_spare_locked (wc, st, e->data))
+    ;
+  else if (run)
     run_add_locked (run, e->data);
   else
     lb_slab_free (&st->slab, e->data);
@@ -691,23 +729,27 @@ undo_buffer_locked (struct wcache *wc, struct wc_stripe *st)
   return st->undo;
 }
 
-/* Give e a content buffer: the block's durable content when from_durable,
- * else the buffer as it comes, all zeros (an all-zero entry's content, or
- * a block that is about to be overwritten whole).
- */
+/* What a new content buffer must hold before the piece goes in. */
+enum fill {
+  FILL_DURABLE, /* the block's durable content */
+  FILL_ZEROS,   /* zeros: an all-zero entry's content */
+  FILL_NONE,    /* anything: the block is about to be overwritten whole */
+};
+
+/* Give e a content buffer, filled as fill says. */
 static int
 materialize_locked (struct wcache *wc, struct wc_stripe *st, struct entry *e,
-                    bool from_durable)
+                    enum fill fill)
 {
   struct lb_store *d = wc->durable;
   uint32_t len = folio_len (wc, e->folio_idx);
 
   lb_assert_held_write (&st->lock);
-  if (!entry_get_data_locked (wc, st, e)) {
+  if (!entry_get_data_locked (wc, st, e, fill == FILL_ZEROS)) {
     errno = ENOSPC;
     return -1;
   }
-  if (from_durable &&
+  if (fill == FILL_DURABLE &&
       d->ops->pread (d, e->data, len,
                      lb_folio_to_bytes (wc->g, e->folio_idx)) == -1) {
     int err = errno;
@@ -751,7 +793,7 @@ write_through_locked (struct wcache *wc, struct wc_stripe *st, struct entry *e,
   /* An all-zero entry needs a buffer to take the piece; without memory
    * for one it is written back first (a cache may always write early).
    */
-  if (e && e->data == NULL && materialize_locked (wc, st, e, false) == -1) {
+  if (e && e->data == NULL && materialize_locked (wc, st, e, FILL_ZEROS) == -1) {
     if (wc_write_back_locked (wc, e) == -1 ||
         log_writeback_locked (wc, st, rq, e) == -1)
       return -1;
@@ -784,6 +826,18 @@ write_through_locked (struct wcache *wc, struct wc_stripe *st, struct entry *e,
   return 0;
 }
 
+/* A new buffer for a piece that is not a whole-block zero: a new entry
+ * starts from the durable block, an all-zero one from zeros, and neither
+ * needs anything when the piece covers the block.
+ */
+static enum fill
+new_buffer_fill (bool created, bool whole)
+{
+  if (whole)
+    return FILL_NONE;
+  return created ? FILL_DURABLE : FILL_ZEROS;
+}
+
 /* The piece into the cache.  Returns 0, or -1 with errno; ENOSPC means
  * "no memory for a content buffer" and the caller writes through.
  */
@@ -801,7 +855,8 @@ cache_piece_locked (struct wcache *wc, struct wc_stripe *st, struct entry *e,
     return -1;
   /* What may fail first, then the log, then the change, which cannot. */
   if ((!zero_whole && e->data == NULL &&
-       materialize_locked (wc, st, e, created && !whole) == -1) ||
+       materialize_locked (wc, st, e, new_buffer_fill (created, whole)) ==
+         -1) ||
       log_piece_locked (wc, st, rq, idx, off, len, 0) == -1) {
     int err = errno;
 
@@ -1057,6 +1112,7 @@ destroy_cache (struct wcache *wc)
     stripe_unlock (st);
     free (st->buckets);
     free (st->undo);
+    free (st->spare);
     lb_slab_destroy (&st->slab);
     pthread_rwlock_destroy (&st->lock);
   }
@@ -1131,6 +1187,7 @@ lb_wcache_new (struct lb_store *durable, const struct lb_wcache_config *c)
   wc->cfg = *c;
   wc->logical_per_folio = wc->g->physical_bytes >> wc->g->logical_shift;
   wc->entry_bytes = entry_bytes_for (wc->g);
+  wc->max_spares = c->spare_bytes / wc->g->physical_bytes;
   pthread_mutex_init (&wc->cut_lock, NULL);
   pthread_mutex_init (&wc->report_lock, NULL);
   for (i = 0; i < NR_STRIPES; i++) {

@@ -13,7 +13,8 @@
  * open at the cut see EIO and new ones the post-cut image, a full cache
  * flushes implicitly, power-cut-after cuts at the Nth request, a
  * request for cut N cuts once, however many ask for it at once, and the
- * cut is reported before any connection sees it.  The lock assertions
+ * cut is reported before any connection sees it, and buffers kept for
+ * reuse never show what they held.  The lock assertions
  * (locking.h) abort a child that lacks the lock, and pass in on_cut.
  */
 #include <config.h>
@@ -61,10 +62,13 @@ struct fixture {
   struct model m;
 };
 
+/* A cache over a RAM store; spares: it keeps freed buffers for reuse,
+ * as many as the whole cache (as the plugin does without memory-limit).
+ */
 static void
-fixture_init (struct fixture *f, const struct geo_case *gc,
-              enum lb_cut_mode mode, uint64_t seed, uint64_t cache_bytes,
-              uint64_t cut_after)
+fixture_init_spares (struct fixture *f, const struct geo_case *gc,
+                     enum lb_cut_mode mode, uint64_t seed,
+                     uint64_t cache_bytes, uint64_t cut_after, bool spares)
 {
   struct lb_wcache_config c = { .mode = mode,
                                 .seed = seed,
@@ -77,6 +81,7 @@ fixture_init (struct fixture *f, const struct geo_case *gc,
   ck_assert_ptr_nonnull (ram);
   if (c.cache_bytes == 0)
     c.cache_bytes = 64u << 20;
+  c.spare_bytes = spares ? c.cache_bytes : 0;
   f->cache = lb_wcache_new (ram, &c);
   ck_assert_ptr_nonnull (f->cache);
   f->m.g = &f->g;
@@ -84,6 +89,14 @@ fixture_init (struct fixture *f, const struct geo_case *gc,
   f->m.newest = calloc (1, gc->size);
   f->m.dirty = calloc (lb_bytes_to_logical (&f->g, gc->size), sizeof (bool));
   ck_assert (f->m.durable && f->m.newest && f->m.dirty);
+}
+
+static void
+fixture_init (struct fixture *f, const struct geo_case *gc,
+              enum lb_cut_mode mode, uint64_t seed, uint64_t cache_bytes,
+              uint64_t cut_after)
+{
+  fixture_init_spares (f, gc, mode, seed, cache_bytes, cut_after, false);
 }
 
 static void
@@ -290,7 +303,10 @@ START_TEST (test_random_ops_then_cut_obey_the_mode)
   unsigned char *img;
 
   for (uint64_t seed = 1; seed <= 4; seed++) {
-    fixture_init (&f, gc, mode, seed * 7919, 0, 0);
+    /* Even seeds with a cache that keeps its freed buffers: every flush
+     * hands old contents to the next entries.
+     */
+    fixture_init_spares (&f, gc, mode, seed * 7919, 0, 0, seed % 2 == 0);
     run_ops (&f, f.cache, seed, 300);
     assert_matches_newest (&f, f.cache);
     ck_assert_int_eq (lb_wcache_cut (f.cache, &rep), 0);
@@ -419,6 +435,44 @@ START_TEST (test_full_cache_flushes_implicitly)
                       0);
     ck_assert (memcmp (buf, back, sizeof buf) == 0);
   }
+  fixture_free (&f);
+}
+END_TEST
+
+/* A spare buffer still holds the block it cached last: a new entry must
+ * never show those bytes -- not a partial write to a new block (durable
+ * content around it), not one to an all-zero entry (zeros around it).
+ */
+START_TEST (test_spare_buffers_show_no_old_content)
+{
+  const struct geo_case *gc = &geos[0];
+  unsigned char buf[16384], back[16384], want[16384];
+  struct fixture f;
+
+  fixture_init_spares (&f, gc, LB_CUT_LOSE, 3, 0, 0, true);
+  memset (buf, 'x', sizeof buf);
+  for (unsigned i = 0; i < 8; i++)
+    ck_assert_int_eq (f.cache->ops->pwrite (f.cache, buf, 16384, i * 16384,
+                                            false),
+                      0);
+  ck_assert_int_eq (f.cache->ops->flush (f.cache), 0);
+  /* Block 8: durable zeros, 4k of 'y' in the middle. */
+  memset (buf, 'y', 4096);
+  ck_assert_int_eq (f.cache->ops->pwrite (f.cache, buf, 4096, 8 * 16384 + 4096,
+                                          false),
+                    0);
+  memset (want, 0, sizeof want);
+  memset (want + 4096, 'y', 4096);
+  ck_assert_int_eq (f.cache->ops->pread (f.cache, back, 16384, 8 * 16384), 0);
+  ck_assert (memcmp (back, want, sizeof want) == 0);
+  /* Block 0: zeroed whole (an all-zero entry), then 4k of 'y'. */
+  ck_assert_int_eq (f.cache->ops->zero (f.cache, 16384, 0, 0), 0);
+  ck_assert_int_eq (f.cache->ops->pwrite (f.cache, buf, 4096, 4096, false), 0);
+  ck_assert_int_eq (f.cache->ops->pread (f.cache, back, 16384, 0), 0);
+  ck_assert (memcmp (back, want, sizeof want) == 0);
+  ck_assert_int_eq (f.cache->ops->flush (f.cache), 0);
+  ck_assert_int_eq (f.cache->ops->pread (f.cache, back, 16384, 0), 0);
+  ck_assert (memcmp (back, want, sizeof want) == 0);
   fixture_free (&f);
 }
 END_TEST
@@ -1082,6 +1136,7 @@ wcache_suite (void)
   tcase_add_loop_test (tc, test_same_seed_same_image, 0, NR_GEOS * NR_MODES);
   tcase_add_test (tc, test_connections_open_at_the_cut_get_eio);
   tcase_add_test (tc, test_full_cache_flushes_implicitly);
+  tcase_add_test (tc, test_spare_buffers_show_no_old_content);
   tcase_add_test (tc, test_cut_after_nth_request);
   tcase_add_loop_test (tc, test_cut_after_not_after_an_earlier_cut, 0, 2);
   tcase_add_test (tc, test_cut_once_by_number);
