@@ -13,7 +13,7 @@ EXTRA_DIST += bench/largeblock-bench.py \
 	bench/lbbench/server.py bench/lbbench/fio.py \
 	bench/lbbench/matrix.py bench/lbbench/memory.py bench/lbbench/scale.py \
 	bench/lbbench/huge.py bench/lbbench/copy.py bench/lbbench/file.py \
-	bench/lbbench/trim.py bench/lbbench/limit.py bench/lbbench/kernel.py \
+	bench/lbbench/trim.py bench/lbbench/wcache.py bench/lbbench/limit.py bench/lbbench/kernel.py \
 	bench/lbbench/kernel_host.py bench/lbbench/kernel_vm.py \
 	bench/lbbench/report.py bench/lbbench/baseline.py
 BENCH_ENV = \

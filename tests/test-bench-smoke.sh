@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The benchmark runs: a quick pass of bench/largeblock-bench.py (a few
 # seconds of each of the sections below against largeblock and its peers)
-# produces a report with every section and a row for every server; the
-# file, trim, limit and kernel sections have tests of their own
-# (test-bench-smoke-*.sh).  No timing is judged here: the machine is
+# produces a report with every section and a row for every server (the
+# write-cache section's too); the file, trim, limit and kernel sections
+# have tests of their own (test-bench-smoke-*.sh).  No timing is judged here: the machine is
 # shared and noisy.  It serves the built plugin and says so, also when
 # run by hand without LARGEBLOCK_PLUGIN.
 source "${abs_top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/functions.sh"
@@ -16,11 +16,13 @@ requires nbdcopy
 report="$tmpdir/performance.md"
 "$PYTHON_NBD" "$abs_top_srcdir/bench/largeblock-bench.py" --quick \
     --only matrix --only memory --only scale --only huge --only copy \
+    --only wcache \
     --output "$report" --json "$tmpdir/raw.json" 2>"$tmpdir/progress" ||
     { cat "$tmpdir/progress"; fail "the benchmark failed"; }
 
 for heading in "## Targets" "## Throughput" "## Memory" "## Scale" \
-               "## Huge pages" "## The RAM store's own cost"; do
+               "## Huge pages" "## The RAM store's own cost" \
+               "## The volatile write cache"; do
     grep -qF "$heading" "$report" || fail "no '$heading' section in the report"
 done
 for server in memory-sparse memory-malloc null memory+blocksize-policy \
@@ -35,6 +37,10 @@ threads=$(( $(nproc) * 2 )); (( threads < 4 )) && threads=4
 (( threads > 16 )) && threads=16
 grep -qF "nbdkit ran with \`--threads=$threads\` (2 x $(nproc) CPUs" "$report" ||
     fail "the report does not say nbdkit ran with --threads=$threads"
+for server in "largeblock write-cache=none" "largeblock write-cache=volatile"; do
+    grep -qE "^\| randwrite 16k, flush every 16 \| 1 \| $server \| [0-9]+ \|" \
+        "$report" || fail "no flush-every-16 row for $server"
+done
 grep -qE '^\| 7E \| [0-9.]+ ms \| [0-9]+ KiB \|' "$report" ||
     fail "no startup row for 7E"
 "$PYTHON_NBD" -c 'import json, sys; d = json.load(open(sys.argv[1]));

@@ -20,7 +20,7 @@ from .report import write_report
 from .teardown import catch_signals, caught_signal, teardown
 
 ALL_SECTIONS = ["matrix", "memory", "scale", "huge", "copy", "file", "trim",
-                "limit", "kernel"]
+                "wcache", "limit", "kernel"]
 
 
 def threads(text):
@@ -69,7 +69,7 @@ def main():
     ap.add_argument("--conns", help="comma-separated connection counts")
     ap.add_argument("--threads", type=threads, metavar="N|default",
                     help="nbdkit's --threads for every server in the "
-                    "matrix (default 2 per CPU, within 4 to 16; 'default': "
+                    "matrix and the write-cache section (default 2 per CPU, within 4 to 16; 'default': "
                     "nbdkit's own, 16)")
     base = ap.add_mutually_exclusive_group()
     base.add_argument("--baseline", metavar="REV",

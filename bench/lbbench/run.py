@@ -18,6 +18,7 @@ from .report import machine
 from .scale import scale_section
 from .teardown import private_dir
 from .trim import trim_section
+from .wcache import wcache_section
 
 
 def parse_size(text):
@@ -89,6 +90,11 @@ def run_sections(args, sections, progress):
     if "trim" in sections:
         res["trim"] = trim_section(workdir, reps, quick, progress)
         progress("trim done")
+    if "wcache" in sections:
+        res["wcache"] = wcache_section(
+            workdir, disk, region, runtime, reps, quick,
+            nbdkit_threads_args(args.threads), progress)
+        progress("write cache done")
     if "limit" in sections:
         res["limit"] = limit_section(workdir, runtime if quick else 3,
                                      quick, progress)
