@@ -588,17 +588,22 @@ flush_all (struct view *v, bool implicit)
   if (wc->cfg.log)
     return flush_all_logged (v, implicit);
 
+  /* Each stripe's bytes go back as soon as it is written back: writers
+   * waiting for room (reserve_or_flush) go on then, rather than start
+   * flushes of their own while this one runs.
+   */
   for (unsigned i = 0; i < NR_STRIPES && r == 0; i++) {
     struct wc_stripe *st = &wc->stripes[i];
 
+    freed = 0;
     stripe_lock_write (st);
     if (is_stale (v))
       r = wc_stale_error ();
     else
       r = flush_stripe_locked (wc, st, &freed);
     stripe_unlock (st);
+    wc_unreserve (wc, freed);
   }
-  wc_unreserve (wc, freed);
   if (r == 0)
     r = wc->durable->ops->flush (wc->durable);
   return r;
