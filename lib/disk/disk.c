@@ -100,10 +100,14 @@ add_write_cache (struct lb_disk *d, const struct lb_params *p, char *err,
     return -1;
   }
   c.log = d->log;
-  /* Under a memory limit every buffer must be charged, so none is kept;
-   * without one the cache may keep what write-cache-size lets it hold.
+  /* Under a memory limit every buffer must be charged, so none is kept.
+   * Without one the cache keeps up to twice write-cache-size: each of
+   * its stripes reuses only its own spares, and with room for just the
+   * cache's worth the stripes that drew more blocks than the last round
+   * faulted fresh buffers in while others gave theirs back, every flush
+   * (20000 page faults in 3 s of random 16k writes; with twice, none).
    */
-  c.spare_bytes = p->memory_limit_bytes ? 0 : c.cache_bytes;
+  c.spare_bytes = p->memory_limit_bytes ? 0 : 2 * c.cache_bytes;
   cache = lb_wcache_new (d->store, &c);
   if (cache == NULL) {
     int e = errno;

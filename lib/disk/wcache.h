@@ -44,8 +44,9 @@
  * buffers <= the limit), where malloc would keep every freed buffer
  * resident beside the folios that replaced it.  Without a limit the cache
  * keeps up to spare_bytes of freed buffers resident for its next entries
- * instead: faulting a 16k buffer's pages in again after every flush made
- * random writes through the cache five times slower than without it.
+ * instead (each stripe its own): faulting a 16k buffer's pages in again
+ * after every flush made random writes through the cache five times
+ * slower than without it.
  *
  * Thread-safe; see wcache.c and wcache-cut.c for the locking rules and
  * locking.h for the plugin's lock order.
