@@ -38,7 +38,8 @@ lib_libdisk_la_SOURCES = \
 	lib/disk/wcache.c lib/disk/wcache.h lib/disk/wcache-impl.h \
 	lib/disk/wcache-cut.c \
 	lib/disk/cutfifo.c lib/disk/cutfifo.h \
-	lib/disk/crashlog.c lib/disk/crashlog.h
+	lib/disk/crashlog.c lib/disk/crashlog.h \
+	lib/disk/replay.h
 
 # The C files of libcore, libdisk, libpattern and libstatsread, one a
 # line: the libFuzzer harnesses (scripts/fuzz.sh) are linked from these,
