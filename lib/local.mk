@@ -36,7 +36,7 @@ lib_libdisk_la_SOURCES = \
 	lib/disk/store.h \
 	lib/disk/prng.h \
 	lib/disk/wcache.c lib/disk/wcache.h lib/disk/wcache-impl.h \
-	lib/disk/wcache-cut.c \
+	lib/disk/wcache-cut.c lib/disk/wcache-replay.c \
 	lib/disk/cutfifo.c lib/disk/cutfifo.h \
 	lib/disk/crashlog.c lib/disk/crashlog.h \
 	lib/disk/replay.h
