@@ -39,6 +39,7 @@ lib_libdisk_la_SOURCES = \
 	lib/disk/wcache-cut.c lib/disk/wcache-replay.c \
 	lib/disk/cutfifo.c lib/disk/cutfifo.h \
 	lib/disk/crashlog.c lib/disk/crashlog.h \
+	lib/disk/cowstore.c lib/disk/cowstore.h \
 	lib/disk/replay.h
 
 # The C files of libcore, libdisk, libpattern and libstatsread, one a

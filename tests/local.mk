@@ -40,6 +40,7 @@ unit_lib_suites = \
 	tests/unit/check-statsread.c \
 	tests/unit/check-cutfifo.c \
 	tests/unit/check-crashlog.c \
+	tests/unit/check-cowstore.c \
 	tests/unit/check-nbdkitargs.c
 # server/: the process layer, the mkfs command line, kernel versions.
 unit_server_suites = \

@@ -21,6 +21,10 @@
  *        hold them all, taken in index order.  The cache reaches its
  *        durable store under one, so the durable store's locks (rows 3
  *        and 4) come after them
+ *  2b. cowstore stripe locks (rwlock)            lib/disk/cowstore.c
+ *        one at a time, never two; a crash state's overlay, reached
+ *        under a row-2 lock while it is built, and its base (row 3)
+ *        read under one
  *   3. ramstore stripe locks (rwlock)            lib/disk/ramstore.c
  *        one at a time, never two;
  *      filestore claims and their range lock's mutex
