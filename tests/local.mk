@@ -39,6 +39,7 @@ unit_lib_suites = \
 	tests/unit/check-reclaim.c \
 	tests/unit/check-statsread.c \
 	tests/unit/check-cutfifo.c \
+	tests/unit/check-replay.c \
 	tests/unit/check-crashlog.c \
 	tests/unit/check-cowstore.c \
 	tests/unit/check-nbdkitargs.c

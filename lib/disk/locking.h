@@ -14,6 +14,9 @@
  * every lock it holds is above it in this table; the locks of one row
  * are never held together, except as the row says.
  *
+ *   0. replay lock (mutex)                       lib/disk/replay.c
+ *        held for a whole crash-state build (replay=LOG); the build's
+ *        write caches and stores take theirs under it
  *   1. wcache cut_lock (mutex)                   lib/disk/wcache-cut.c
  *        serializes cuts; the generation changes only under it
  *   2. wcache stripe locks (rwlock)              lib/disk/wcache.c
