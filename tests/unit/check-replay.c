@@ -136,6 +136,7 @@ static const struct op everyday_ops[] = {
   { OP_CUT, 0, 0, 0, 0, 0, 0 },
   { OP_WRITE, 1, 3, 0, 0, 1, 0 },
   { OP_WRITE, 9, 0, 0, 1, 0, 0 },
+  { OP_FUA, 0, 1, 0, 0, 1, 0 }, /* into a durable block: copied up */
   { OP_FLUSH, 0, 0, 0, 0, 0, 0 },
   { OP_WRITE, 10, 1, 0, 0, 2, 0 },
   { OP_ZERO, 10, 2, 0, 0, 1, 0 },
@@ -661,10 +662,10 @@ START_TEST (test_epoch_index)
     { LB_REPLAY_END_FLUSH, 6, 13, 6, 0 },
     /* write 8 9 10, trim 8, write 12, zero 3 */
     { LB_REPLAY_END_CUT, 14, 20, 5, 0 },
-    /* write 1, write 9 */
-    { LB_REPLAY_END_FLUSH, 21, 23, 2, 1 },
+    /* write 1, write 9, FUA 0 */
+    { LB_REPLAY_END_FLUSH, 21, 24, 3, 1 },
     /* write 10, zero 10, FUA 11, write 0 1 2, zero 1 */
-    { LB_REPLAY_END_LOG, 24, 31, 5, 1 },
+    { LB_REPLAY_END_LOG, 25, 32, 5, 1 },
   };
 
   lb_replay_geometry (rp, &g);
