@@ -42,7 +42,8 @@ struct lb_replay;
 
 /* Read and index the whole log at log_path (checks every record: the
  * reader's checks, a piece within one physical block, a write-back of
- * exactly one block, a disk geometry the plugin accepts).  Returns the
+ * exactly one block, cuts numbered 1, 2, ..., a disk geometry the plugin
+ * accepts).  Returns the
  * replay, or NULL with errno (EINVAL: not a usable log; ENOMEM; the
  * errno of a failed open or read) and a one-line message.
  */
