@@ -39,7 +39,9 @@ unit_lib_suites = \
 	tests/unit/check-reclaim.c \
 	tests/unit/check-statsread.c \
 	tests/unit/check-cutfifo.c \
+	tests/unit/check-replay.c \
 	tests/unit/check-crashlog.c \
+	tests/unit/check-cowstore.c \
 	tests/unit/check-nbdkitargs.c
 # server/: the process layer, the mkfs command line, kernel versions.
 unit_server_suites = \
