@@ -33,6 +33,7 @@ lib_libdisk_la_SOURCES = \
 	lib/disk/params.c lib/disk/params.h \
 	lib/disk/ramstore.c lib/disk/ramstore.h \
 	lib/disk/reclaim.c lib/disk/reclaim.h \
+	lib/disk/replayexport.c lib/disk/replayexport.h \
 	lib/disk/slab.c lib/disk/slab.h \
 	lib/disk/stats.c lib/disk/stats.h \
 	lib/disk/store.h \
