@@ -35,7 +35,8 @@ durable () {
 # unsynced NAME BYTE SIZE: write NAME and push it to the device's
 # cache, without a flush.
 unsynced () {
-    xfs_io -f -c "pwrite -q -S $2 0 $3" -c "sync_range -w -a 0 $3" "$1"
+    xfs_io -f -c "pwrite -q -S $2 0 $3" -c "sync_range -w 0 $3" \
+        -c "sync_range -a 0 $3" "$1"
     echo "$1 $(sum "$1")" >>"$EXPLORE_UNSYNCED"
 }
 
