@@ -19,8 +19,10 @@ lib_libcore_la_SOURCES = \
 
 # The plugin's engine, in lib/disk/ (private, never installed): the disk
 # parameters, the two stores behind one interface and their folio
-# allocator, the write cache and its power cut, statistics.  Plugin,
-# server, bench, tests, fuzz (with lib/libcore.la after it).
+# allocator, the write cache and its power cut, statistics, the crash
+# log and the crash states rebuilt from it (a copy-on-write overlay over
+# a shared base).  Plugin, server, bench, tests, fuzz (with
+# lib/libcore.la after it).
 noinst_LTLIBRARIES += lib/libdisk.la
 lib_libdisk_la_SOURCES = \
 	lib/disk/disk.c lib/disk/disk.h \
@@ -31,14 +33,17 @@ lib_libdisk_la_SOURCES = \
 	lib/disk/params.c lib/disk/params.h \
 	lib/disk/ramstore.c lib/disk/ramstore.h \
 	lib/disk/reclaim.c lib/disk/reclaim.h \
+	lib/disk/replayexport.c lib/disk/replayexport.h \
 	lib/disk/slab.c lib/disk/slab.h \
 	lib/disk/stats.c lib/disk/stats.h \
 	lib/disk/store.h \
 	lib/disk/prng.h \
 	lib/disk/wcache.c lib/disk/wcache.h lib/disk/wcache-impl.h \
-	lib/disk/wcache-cut.c \
+	lib/disk/wcache-cut.c lib/disk/wcache-replay.c \
 	lib/disk/cutfifo.c lib/disk/cutfifo.h \
-	lib/disk/crashlog.c lib/disk/crashlog.h
+	lib/disk/crashlog.c lib/disk/crashlog.h \
+	lib/disk/cowstore.c lib/disk/cowstore.h \
+	lib/disk/replay.c lib/disk/replay.h
 
 # The C files of libcore, libdisk, libpattern and libstatsread, one a
 # line: the libFuzzer harnesses (scripts/fuzz.sh) are linked from these,

@@ -143,10 +143,15 @@ class Server:
                     total += int(field[1])
         return total
 
-    def connect(self, strict=False):
+    def connect(self, strict=False, export=None):
+        """A handle on the server; export names the export (and asks for
+        its description, h.get_export_description())."""
         h = nbd.NBD()
         if not strict:
             h.set_strict_mode(0)
+        if export is not None:
+            h.set_export_name(export)
+            h.set_full_info(True)
         h.add_meta_context(nbd.CONTEXT_BASE_ALLOCATION)
         h.connect_unix(self.socket)
         self.handles.append(h)

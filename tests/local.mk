@@ -39,7 +39,9 @@ unit_lib_suites = \
 	tests/unit/check-reclaim.c \
 	tests/unit/check-statsread.c \
 	tests/unit/check-cutfifo.c \
+	tests/unit/check-replay.c \
 	tests/unit/check-crashlog.c \
+	tests/unit/check-cowstore.c \
 	tests/unit/check-nbdkitargs.c
 # server/: the process layer, the mkfs command line, kernel versions.
 unit_server_suites = \
@@ -92,7 +94,8 @@ check_PROGRAMS += tests/stress-ramstore
 tests_stress_ramstore_SOURCES = tests/stress-ramstore.c
 tests_stress_ramstore_LDADD = lib/libdisk.la lib/libcore.la
 
-# The crash log's reader for tests/test-plugin-crash-log.py.
+# The crash log's reader for tests/test-plugin-crash-log.py and the
+# replay tests (test-plugin-replay-*.py).
 check_PROGRAMS += tests/helpers/crashlog-dump
 tests_helpers_crashlog_dump_SOURCES = tests/helpers/crashlog-dump.c
 tests_helpers_crashlog_dump_LDADD = lib/libdisk.la lib/libcore.la
@@ -165,6 +168,8 @@ integration_tests += \
 	tests/test-plugin-power-cut-fifo-cut-n-once.py \
 	tests/test-plugin-power-cut-fifo-rules.sh \
 	tests/test-plugin-crash-log.py \
+	tests/test-plugin-replay-matches-live-cut.py \
+	tests/test-plugin-replay-exports.py \
 	tests/test-plugin-request-limits.py \
 	tests/test-plugin-trim-gives-heap-back.py \
 	tests/test-plugin-stress-multiconn.py \

@@ -127,6 +127,53 @@ refused "size=1M write-cache=volatile power-cut-fifo=/dev/null" \
                                     "power-cut-fifo /dev/null exists and is not a FIFO" path
 refused "size=1M blksize=4x"        "blksize 4x has an unknown suffix 'x'"
 
+# --- replay=LOG: the log gives the geometry; nothing of another disk ---
+# A log of a 1M disk of 16k blocks over 4k (header only: one epoch).
+log="$tmpdir/replay.log"
+python3 -c 'import struct, sys
+sys.stdout.buffer.write(b"LBCRLOG1" + struct.pack("<QIIQ", 1 << 20, 16384,
+                        4096, 1 << 30) + bytes(32))' >"$log"
+geometry="the log's header gives the disk's size and block sizes"
+memory="crash states are served from memory, over the image the log rebuilds"
+cut="the log is replayed, not recorded: each export name, epoch=K,mode=M,seed=S, chooses the power cut"
+refused "replay=$log size=1M"       "size=1M cannot be given with replay=$log ($geometry)" path
+refused "1M replay=$log"            "size=1M cannot be given with replay=$log ($geometry)"
+refused "replay=$log blksize=16k"   "blksize=16k cannot be given with replay=$log ($geometry)"
+refused "replay=$log logical-blksize=4k" \
+                                    "logical-blksize=4k cannot be given with replay=$log ($geometry)"
+refused "replay=$log file=$tmpdir/disk.img" \
+                                    "file=$tmpdir/disk.img cannot be given with replay=$log ($memory)"
+refused "replay=$log direct=on"     "direct=on cannot be given with replay=$log ($memory)"
+refused "replay=$log memory-limit=1G" \
+                                    "memory-limit=1G cannot be given with replay=$log (crash states have no memory limit)"
+refused "replay=$log statsfile=$tmpdir/stats.json" \
+                                    "statsfile=$tmpdir/stats.json cannot be given with replay=$log (crash states keep no statistics)" path
+[ ! -e "$tmpdir/stats.json" ] || fail "replay= refused statsfile= but made it"
+refused "replay=$log write-cache=volatile" \
+                                    "write-cache=volatile cannot be given with replay=$log ($cut)"
+refused "replay=$log write-cache-size=1M" \
+                                    "write-cache-size=1M cannot be given with replay=$log ($cut)"
+refused "replay=$log power-cut-mode=torn" \
+                                    "power-cut-mode=torn cannot be given with replay=$log ($cut)"
+refused "replay=$log power-cut-seed=5" \
+                                    "power-cut-seed=5 cannot be given with replay=$log ($cut)"
+refused "replay=$log power-cut-after=5" \
+                                    "power-cut-after=5 cannot be given with replay=$log ($cut)"
+refused "replay=$log power-cut-fifo=$tmpdir/cut" \
+                                    "power-cut-fifo=$tmpdir/cut cannot be given with replay=$log ($cut)"
+[ ! -e "$tmpdir/cut" ] || fail "replay= refused power-cut-fifo= but made it"
+refused "replay=$log crash-log=$tmpdir/new.log" \
+                                    "crash-log=$tmpdir/new.log cannot be given with replay=$log ($cut)"
+[ ! -e "$tmpdir/new.log" ] || fail "replay= refused crash-log= but made it"
+refused "replay=$log crash-log-size=1M" \
+                                    "crash-log-size=1M cannot be given with replay=$log ($cut)"
+refused "replay=$log max-request=8k" \
+                                    "max-request 8k is smaller than blksize 16384 (from replay=$log)" path
+refused "replay="                   "replay is empty (expected a path)"
+refused "replay=$tmpdir/absent.log" "replay: $tmpdir/absent.log: cannot open the crash log: No such file or directory" path
+echo "not a crash log" >"$tmpdir/text"
+refused "replay=$tmpdir/text"       "replay: $tmpdir/text: not a largeblock crash log" path
+
 # --- unknown and repeated keys ---
 refused "size=1M foo=bar"           "unknown parameter 'foo'" path
 refused "size=1M blocksize=4k"      "unknown parameter 'blocksize'"

@@ -5,7 +5,8 @@
  * by log->lock (the last row of the lock order in locking.h), held for
  * the whole of one append, so a record goes out in one writev at the
  * offset its sequence number says.  The writer and the reader check a
- * record's shape with the same function.  The reader is single-threaded.
+ * record's shape with the same function.  The reader is single-threaded
+ * (one user at a time); tell and seek move it between records.
  */
 #include <config.h>
 
@@ -608,6 +609,36 @@ lb_crashlog_reader_next (struct lb_crashlog_reader *r,
   if (closes_epoch (rec->type))
     r->epoch++;
   return 1;
+}
+
+void
+lb_crashlog_reader_tell (const struct lb_crashlog_reader *r,
+                         struct lb_crashlog_position *at)
+{
+  *at = (struct lb_crashlog_position) {
+    .byte = r->pos,
+    .seq = r->seq,
+    .epoch = r->epoch,
+  };
+}
+
+int
+lb_crashlog_reader_seek (struct lb_crashlog_reader *r,
+                         const struct lb_crashlog_position *at, char *err,
+                         size_t errlen)
+{
+  if (at->byte < LB_CRASHLOG_HEADER_SIZE || at->byte > INT64_MAX)
+    return lb_fail (EINVAL, err, errlen,
+                    "%s: byte %" PRIu64 " is not a record's position "
+                    "(records start at byte %d)",
+                    r->path, at->byte, LB_CRASHLOG_HEADER_SIZE);
+  if (lseek (r->fd, (off_t) at->byte, SEEK_SET) == -1)
+    return lb_fail (errno, err, errlen, "%s: seeking to byte %" PRIu64 ": %m",
+                    r->path, at->byte);
+  r->pos = at->byte;
+  r->seq = at->seq;
+  r->epoch = at->epoch;
+  return 0;
 }
 
 void

@@ -77,7 +77,9 @@
  * type, flags, sequence, epoch never going back and rising by one after
  * a flush or cut only, offset + length within the disk) and refuse a
  * damaged or cut-short file in one line naming the record and byte
- * offset.
+ * offset.  lb_crashlog_reader_tell and _seek give random access: a
+ * replay indexes the log once and reads each epoch again from its first
+ * record.
  */
 #ifndef LARGEBLOCK_CRASHLOG_H
 #define LARGEBLOCK_CRASHLOG_H
@@ -217,6 +219,30 @@ lb_crashlog_reader_open (const char *path, struct lb_crashlog_geometry *g,
  */
 int lb_crashlog_reader_next (struct lb_crashlog_reader *r,
                              struct lb_crashlog_record *rec, char *err,
+                             size_t errlen);
+
+/* Where a reader is: the next record's byte offset, sequence number and
+ * epoch.
+ */
+struct lb_crashlog_position {
+  uint64_t byte;
+  uint64_t seq;
+  uint64_t epoch;
+};
+
+/* Where r is now: the position of the record the next
+ * lb_crashlog_reader_next reads.
+ */
+void lb_crashlog_reader_tell (const struct lb_crashlog_reader *r,
+                              struct lb_crashlog_position *at);
+
+/* Go back (or on) to at, a position lb_crashlog_reader_tell gave for the
+ * same file: the next record read is the one there, checked as ever.
+ * Returns 0, or -1 with errno (EINVAL: at is before the first record)
+ * and a message.
+ */
+int lb_crashlog_reader_seek (struct lb_crashlog_reader *r,
+                             const struct lb_crashlog_position *at, char *err,
                              size_t errlen);
 
 void lb_crashlog_reader_close (struct lb_crashlog_reader *r);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -115,12 +116,38 @@ add_write_cache (struct lb_disk *d, const struct lb_params *p, char *err,
   return 0;
 }
 
+/* replay=: the parameters it refuses first, then the log (read and
+ * indexed whole), whose header gives the geometry.
+ */
+static int
+open_replay_disk (struct lb_disk *d, struct lb_params *p, char *err,
+                  size_t errlen)
+{
+  struct lb_crashlog_geometry g;
+  char why[512];
+
+  if (lb_params_check_replay (p, err, errlen) == -1)
+    return -1;
+  d->replay = lb_replay_open (p->replay, why, sizeof why);
+  if (d->replay == NULL)
+    return lb_fail (errno, err, errlen, "replay: %s", why);
+  lb_replay_geometry (d->replay, &g);
+  if (lb_params_set_geometry_from_log (p, &g, err, errlen) == -1 ||
+      lb_params_finish (p, &d->geom, err, errlen) == -1) {
+    lb_disk_close (d);
+    return -1;
+  }
+  return 0;
+}
+
 int
 lb_disk_open (struct lb_disk *d, struct lb_params *p, char *err, size_t errlen)
 {
   int r;
 
   memset (d, 0, sizeof *d);
+  if (p->replay)
+    return open_replay_disk (d, p, err, errlen);
   if (p->file)
     r = open_file_disk (d, p, err, errlen);
   else
@@ -130,17 +157,53 @@ lb_disk_open (struct lb_disk *d, struct lb_params *p, char *err, size_t errlen)
   return add_write_cache (d, p, err, errlen);
 }
 
-struct lb_store *
-lb_disk_connect (struct lb_disk *d)
+/* The store connection c uses. */
+static int
+connect_store (struct lb_disk *d, const char *export_name,
+               struct lb_disk_conn *c, char *err, size_t errlen)
 {
-  return d->cached ? lb_wcache_connect (d->store) : d->store;
+  if (d->replay) {
+    if (lb_replay_export_open (d->replay, export_name, &c->state, err,
+                               errlen) == -1)
+      return -1;
+    c->store = c->state.store;
+    return 0;
+  }
+  c->store = d->cached ? lb_wcache_connect (d->store) : d->store;
+  if (c->store == NULL)
+    return lb_fail (ENOMEM, err, errlen, "cannot connect: out of memory");
+  return 0;
+}
+
+struct lb_disk_conn *
+lb_disk_connect (struct lb_disk *d, const char *export_name, char *err,
+                 size_t errlen)
+{
+  struct lb_disk_conn *c = calloc (1, sizeof *c);
+  int e;
+
+  if (c == NULL) {
+    lb_fail (ENOMEM, err, errlen, "cannot connect: out of memory");
+    return NULL;
+  }
+  if (connect_store (d, export_name, c, err, errlen) == 0)
+    return c;
+  e = errno;
+  free (c);
+  errno = e;
+  return NULL;
 }
 
 void
-lb_disk_disconnect (struct lb_disk *d, struct lb_store *conn)
+lb_disk_disconnect (struct lb_disk *d, struct lb_disk_conn *c)
 {
-  if (d->cached && conn)
-    conn->ops->destroy (conn);
+  if (c == NULL)
+    return;
+  if (d->replay)
+    lb_replay_export_close (&c->state);
+  else if (d->cached)
+    c->store->ops->destroy (c->store);
+  free (c);
 }
 
 void
@@ -151,4 +214,6 @@ lb_disk_close (struct lb_disk *d)
   d->store = NULL;
   lb_crashlog_close (d->log, NULL, 0);
   d->log = NULL;
+  lb_replay_close (d->replay);
+  d->replay = NULL;
 }

@@ -14,6 +14,9 @@
  * every lock it holds is above it in this table; the locks of one row
  * are never held together, except as the row says.
  *
+ *   0. replay lock (mutex)                       lib/disk/replay.c
+ *        held for a whole crash-state build (replay=LOG); the build's
+ *        write caches and stores take theirs under it
  *   1. wcache cut_lock (mutex)                   lib/disk/wcache-cut.c
  *        serializes cuts; the generation changes only under it
  *   2. wcache stripe locks (rwlock)              lib/disk/wcache.c
@@ -21,6 +24,10 @@
  *        hold them all, taken in index order.  The cache reaches its
  *        durable store under one, so the durable store's locks (rows 3
  *        and 4) come after them
+ *  2b. cowstore stripe locks (rwlock)            lib/disk/cowstore.c
+ *        one at a time, never two; a crash state's overlay, reached
+ *        under a row-2 lock while it is built, and its base (row 3)
+ *        read under one
  *   3. ramstore stripe locks (rwlock)            lib/disk/ramstore.c
  *        one at a time, never two;
  *      filestore claims and their range lock's mutex

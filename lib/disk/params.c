@@ -35,6 +35,7 @@ enum param_key {
   KEY_POWER_CUT_FIFO,
   KEY_CRASH_LOG,
   KEY_CRASH_LOG_SIZE,
+  KEY_REPLAY,
   KEY__COUNT
 };
 
@@ -57,6 +58,7 @@ static const char *const key_names[KEY__COUNT] = {
   [KEY_POWER_CUT_FIFO] = "power-cut-fifo",
   [KEY_CRASH_LOG] = "crash-log",
   [KEY_CRASH_LOG_SIZE] = "crash-log-size",
+  [KEY_REPLAY] = "replay",
 };
 
 _Static_assert(KEY__COUNT <=
@@ -235,6 +237,7 @@ set_value (struct lb_params *p, int key, const char *value, char *err,
   case KEY_FILE:
   case KEY_POWER_CUT_FIFO:
   case KEY_CRASH_LOG:
+  case KEY_REPLAY:
     if (*value == '\0')
       return lb_fail (EINVAL, err, errlen, "%s is empty (expected a path)",
                       name);
@@ -272,7 +275,7 @@ lb_params_set (struct lb_params *p, const char *key, const char *value,
                     "memory-limit, statsfile, file, direct, "
                     "keep-capabilities, write-cache, write-cache-size, "
                     "power-cut-mode, power-cut-seed, power-cut-after, "
-                    "power-cut-fifo, crash-log or crash-log-size)",
+                    "power-cut-fifo, crash-log, crash-log-size or replay)",
                     key);
   if (p->seen & (1u << k))
     return lb_fail (EINVAL, err, errlen, "%s given twice (%s=%s and %s=%s)",
@@ -293,6 +296,8 @@ lb_params_set (struct lb_params *p, const char *key, const char *value,
     p->power_cut_fifo = copy;
   if (k == KEY_CRASH_LOG)
     p->crash_log = copy;
+  if (k == KEY_REPLAY)
+    p->replay = copy;
   return 0;
 }
 
@@ -388,6 +393,89 @@ check_write_cache (const struct lb_params *p, const struct lb_geometry *g,
   return check_crash_log (p, err, errlen);
 }
 
+/* What replay=LOG does not take, and why: it serves the log's disk, in
+ * memory, and each export name chooses the power cut.
+ */
+static const char replay_geometry[] =
+  "the log's header gives the disk's size and block sizes";
+static const char replay_memory[] =
+  "crash states are served from memory, over the image the log rebuilds";
+static const char replay_cut[] =
+  "the log is replayed, not recorded: each export name, "
+  "epoch=K,mode=M,seed=S, chooses the power cut";
+
+static const struct {
+  int key;
+  const char *why;
+} replay_refuses[] = {
+  { KEY_SIZE, replay_geometry },
+  { KEY_BLKSIZE, replay_geometry },
+  { KEY_LOGICAL, replay_geometry },
+  { KEY_FILE, replay_memory },
+  { KEY_DIRECT, replay_memory },
+  { KEY_MEMORY_LIMIT, "crash states have no memory limit" },
+  { KEY_STATSFILE, "crash states keep no statistics" },
+  { KEY_WRITE_CACHE, replay_cut },
+  { KEY_WRITE_CACHE_SIZE, replay_cut },
+  { KEY_POWER_CUT_MODE, replay_cut },
+  { KEY_POWER_CUT_SEED, replay_cut },
+  { KEY_POWER_CUT_AFTER, replay_cut },
+  { KEY_POWER_CUT_FIFO, replay_cut },
+  { KEY_CRASH_LOG, replay_cut },
+  { KEY_CRASH_LOG_SIZE, replay_cut },
+};
+
+int
+lb_params_check_replay (const struct lb_params *p, char *err, size_t errlen)
+{
+  if (p->replay == NULL)
+    return 0;
+  for (size_t i = 0; i < sizeof replay_refuses / sizeof replay_refuses[0];
+       i++) {
+    int k = replay_refuses[i].key;
+
+    if (p->seen & (1u << k))
+      return lb_fail (EINVAL, err, errlen,
+                      "%s=%s cannot be given with replay=%s (%s)",
+                      key_names[k], p->typed[k], p->replay,
+                      replay_refuses[i].why);
+  }
+  return 0;
+}
+
+/* One of the log's sizes as the user would have typed it, with where it
+ * came from, for the geometry's messages.
+ */
+static int
+set_from_log (struct lb_params *p, int key, uint64_t bytes, char *err,
+              size_t errlen)
+{
+  char *typed;
+
+  if (asprintf (&typed, "%" PRIu64 " (from replay=%s)", bytes, p->replay) ==
+      -1)
+    return lb_fail (ENOMEM, err, errlen, "%s: out of memory", key_names[key]);
+  free (p->typed[key]);
+  p->typed[key] = typed;
+  return 0;
+}
+
+int
+lb_params_set_geometry_from_log (struct lb_params *p,
+                                 const struct lb_crashlog_geometry *g,
+                                 char *err, size_t errlen)
+{
+  if (set_from_log (p, KEY_SIZE, g->disk_size, err, errlen) == -1 ||
+      set_from_log (p, KEY_BLKSIZE, g->blksize, err, errlen) == -1 ||
+      set_from_log (p, KEY_LOGICAL, g->logical_blksize, err, errlen) == -1)
+    return -1;
+  p->geom.size_bytes = g->disk_size;
+  p->geom.physical_bytes = g->blksize;
+  p->geom.logical_bytes = g->logical_blksize;
+  p->geometry_from_log = true;
+  return 0;
+}
+
 int
 lb_params_set_size_from_file (struct lb_params *p, uint64_t size_bytes,
                               char *err, size_t errlen)
@@ -418,6 +506,14 @@ lb_params_finish (struct lb_params *p, struct lb_geometry *g, char *err,
   p->geom.logical_str = p->typed[KEY_LOGICAL];
   p->geom.max_request_str = p->typed[KEY_MAX_REQUEST];
 
+  if (lb_params_check_replay (p, err, errlen) == -1)
+    return -1;
+  if (p->replay && !p->geometry_from_log)
+    return lb_fail (EINVAL, err, errlen,
+                    "replay=%s: the disk's size and block sizes come from "
+                    "the log, which was not read (only nbdkit largeblock "
+                    "serves replay=)",
+                    p->replay);
   if (check_backend (p, err, errlen) == -1 ||
       lb_geometry_init (g, &p->geom, err, errlen) == -1 ||
       check_write_cache (p, g, err, errlen) == -1)

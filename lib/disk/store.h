@@ -7,8 +7,9 @@
  * checked against the geometry (within the disk, count > 0); stores do no
  * policy, only data.
  *
- * ops->name is "ram" or "file": what the statistics and the export
- * description call the backend.
+ * ops->name is "ram", "file" or "cow" (a crash state's overlay,
+ * cowstore.h): what the statistics and the export description call the
+ * backend.
  *
  * Every operation may be called from any number of threads at once; each
  * implementation documents how it makes that safe.  Operations return 0,

@@ -4,7 +4,8 @@
  *
  * Owns the power: the generations (a connection outlives a cut only as
  * a stale store, whose requests fail with EIO), the cut (lb_wcache_cut,
- * lb_wcache_cut_once, power-cut-after), the resolution of every
+ * lb_wcache_cut_once, power-cut-after, and a replay's lb_wcache_cut_as,
+ * whose mode, seed and number are a crash log's), the resolution of every
  * unflushed folio by the mode, the cut reports and the statistics
  * (lb_wcache_get_stats, lb_wcache_write_json).
  *
@@ -139,19 +140,20 @@ entry_bit_is_set_locked (const struct wcache *wc, const struct entry *e,
   return e->dirty[i / 64] >> (i % 64) & 1;
 }
 
-/* Resolve one entry by the mode: write what survives to the durable
- * store.  rng is this block's own stream.
+/* Resolve one entry by mode: write what survives to the durable store.
+ * rng is this block's own stream.
  */
 static int
-resolve_locked (struct wcache *wc, struct entry *e, struct lb_prng *rng,
-                unsigned char *tmp, struct lb_cut_report *r)
+resolve_locked (struct wcache *wc, enum lb_cut_mode mode, struct entry *e,
+                struct lb_prng *rng, unsigned char *tmp,
+                struct lb_cut_report *r)
 {
   struct lb_store *d = wc->durable;
   uint32_t n = logical_in_folio (wc, e->folio_idx),
            lbytes = wc->g->logical_bytes;
   uint64_t at = lb_folio_to_bytes (wc->g, e->folio_idx);
   uint32_t dirty = 0, kept = 0;
-  bool whole = wc->cfg.mode == LB_CUT_ATOMIC && lb_prng_coin (rng);
+  bool whole = mode == LB_CUT_ATOMIC && lb_prng_coin (rng);
 
   assert_entry_held_write (wc, e);
   wc_entry_pass_charge_locked (wc, e);
@@ -161,7 +163,7 @@ resolve_locked (struct wcache *wc, struct entry *e, struct lb_prng *rng,
     if (!entry_bit_is_set_locked (wc, e, i))
       continue;
     dirty++;
-    keep = wc->cfg.mode == LB_CUT_TORN ? lb_prng_coin (rng) : whole;
+    keep = mode == LB_CUT_TORN ? lb_prng_coin (rng) : whole;
     if (!keep)
       continue;
     if (kept++ == 0 &&
@@ -200,7 +202,17 @@ add_report (struct lb_cut_report *sum, const struct lb_cut_report *r)
   sum->logical_lost += r->logical_lost;
 }
 
+/* How a cut resolves: the live cut's are the configuration's mode and
+ * seed and the next number; a replayed cut's are its record's.
+ */
+struct cut_how {
+  enum lb_cut_mode mode;
+  uint64_t seed;
+  uint64_t number; /* 1 for the first cut */
+};
+
 struct cut_state {
+  enum lb_cut_mode mode;
   unsigned char *tmp; /* a block's worth; NULL: no memory, blocks lost */
   uint64_t stream;    /* this cut's; each block derives its own */
   struct lb_cut_report *r;
@@ -216,7 +228,8 @@ resolve_visit_locked (struct wcache *wc, struct entry *e, void *opaque)
 
   assert_entry_held_write (wc, e);
   lb_prng_init (&rng, lb_prng_derive (cs->stream, e->folio_idx));
-  if (cs->tmp == NULL || resolve_locked (wc, e, &rng, cs->tmp, cs->r) == -1)
+  if (cs->tmp == NULL ||
+      resolve_locked (wc, cs->mode, e, &rng, cs->tmp, cs->r) == -1)
     cs->failed = true;
   return 0;
 }
@@ -270,11 +283,12 @@ _Static_assert (LB_CUT_LOSE == 0 && LB_CUT_ATOMIC == 1 && LB_CUT_TORN == 2,
  * written), the log ends here and the disk takes no more changes.
  */
 static void
-log_cut_locked (struct wcache *wc, const struct lb_cut_report *r)
+log_cut_locked (struct wcache *wc, enum lb_cut_mode mode,
+                const struct lb_cut_report *r)
 {
   struct lb_crashlog_record rec = {
     .type = LB_CRASHLOG_CUT,
-    .flags = (uint8_t) wc->cfg.mode,
+    .flags = (uint8_t) mode,
     .offset = r->seed,
     .length = r->cut,
   };
@@ -285,24 +299,25 @@ log_cut_locked (struct wcache *wc, const struct lb_cut_report *r)
     lb_crashlog_break (wc->cfg.log, errno);
 }
 
-/* The cut itself, every cut lock held: resolve and empty the cache, make
- * the durable store durable, report, and only then bump the generation.
- * tmp is a block's worth of memory, or NULL (blocks lost).  Returns 1, or
- * -1 if the durable store failed.
+/* The cut itself, every cut lock held: resolve and empty the cache as
+ * how says, make the durable store durable, report, and only then set
+ * the generation to the cut's number.  tmp is a block's worth of memory,
+ * or NULL (blocks lost).  Returns 1, or -1 if the durable store failed.
  */
 static int
-cut_locked (struct wcache *wc, unsigned char *tmp, struct lb_cut_report *r)
+cut_locked (struct wcache *wc, const struct cut_how *how, unsigned char *tmp,
+            struct lb_cut_report *r)
 {
-  struct cut_state cs = { .tmp = tmp, .r = r };
+  struct cut_state cs = { .mode = how->mode, .tmp = tmp, .r = r };
   uint64_t freed = 0;
   int ret = 1;
 
   assert_cut_held (wc);
-  r->cut = atomic_load_explicit (&wc->gen, memory_order_relaxed) + 1;
-  r->seed = wc->cfg.seed;
-  cs.stream = lb_prng_derive (wc->cfg.seed, r->cut);
+  r->cut = how->number;
+  r->seed = how->seed;
+  cs.stream = lb_prng_derive (how->seed, r->cut);
   if (wc->cfg.log)
-    log_cut_locked (wc, r);
+    log_cut_locked (wc, how->mode, r);
   for (unsigned i = 0; i < NR_STRIPES; i++)
     wc_drain_stripe_locked (wc, &wc->stripes[i], resolve_visit_locked, &cs,
                             &freed);
@@ -321,12 +336,28 @@ cut_locked (struct wcache *wc, unsigned char *tmp, struct lb_cut_report *r)
   return ret;
 }
 
+/* Take every stripe and cut as how says (cut_lock held). */
+static int
+cut_all_locked (struct wcache *wc, const struct cut_how *how,
+                struct lb_cut_report *r)
+{
+  unsigned char *tmp = malloc (wc->g->physical_bytes);
+  int ret;
+
+  lb_assert_held (&wc->cut_lock);
+  lock_all_stripes_locked (wc);
+  ret = cut_locked (wc, how, tmp, r);
+  unlock_all_stripes (wc);
+  free (tmp);
+  return ret;
+}
+
 int
 lb_wcache_cut_once (struct lb_store *cache, uint64_t nth,
                     struct lb_cut_report *r)
 {
   struct wcache *wc = to_view (cache)->wc;
-  unsigned char *tmp;
+  struct cut_how how = { .mode = wc->cfg.mode, .seed = wc->cfg.seed };
   int ret;
 
   memset (r, 0, sizeof *r);
@@ -334,19 +365,40 @@ lb_wcache_cut_once (struct lb_store *cache, uint64_t nth,
   /* The generation changes only under cut_lock: the check and the cut
    * are one step for every other cut.
    */
-  if (nth && atomic_load_explicit (&wc->gen, memory_order_relaxed) >= nth) {
+  how.number = atomic_load_explicit (&wc->gen, memory_order_relaxed) + 1;
+  if (nth && how.number > nth) {
     lb_mutex_unlock (&wc->cut_lock);
     return 0;
   }
-  tmp = malloc (wc->g->physical_bytes);
-  lock_all_stripes_locked (wc);
-  ret = cut_locked (wc, tmp, r);
-  unlock_all_stripes (wc);
+  ret = cut_all_locked (wc, &how, r);
   lb_mutex_unlock (&wc->cut_lock);
-  free (tmp);
   if (ret == -1)
     errno = EIO;
   return ret;
+}
+
+int
+lb_wcache_cut_as (struct lb_store *cache, enum lb_cut_mode mode, uint64_t seed,
+                  uint64_t number, struct lb_cut_report *r)
+{
+  struct wcache *wc = to_view (cache)->wc;
+  struct cut_how how = { .mode = mode, .seed = seed, .number = number };
+  uint64_t gen;
+  int ret;
+
+  memset (r, 0, sizeof *r);
+  lb_mutex_lock (&wc->cut_lock);
+  gen = atomic_load_explicit (&wc->gen, memory_order_relaxed);
+  if (number <= gen) {
+    lb_mutex_unlock (&wc->cut_lock);
+    errno = EINVAL;
+    return -1;
+  }
+  ret = cut_all_locked (wc, &how, r);
+  lb_mutex_unlock (&wc->cut_lock);
+  if (ret == -1)
+    errno = EIO;
+  return ret == -1 ? -1 : 0;
 }
 
 void

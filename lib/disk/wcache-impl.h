@@ -176,6 +176,22 @@ int wc_write_back_locked (struct wcache *wc, struct entry *e);
 typedef int (*entry_visit_locked_fn) (struct wcache *wc, struct entry *e,
                                       void *opaque);
 
+/* Flush the whole cache (the client's flush, or implicit: the cache's
+ * own), through v.
+ */
+int wc_flush_all (struct view *v, bool implicit);
+
+/* Replay (wcache-replay.c): rec's piece -- a write, trim or zero inside
+ * one block -- applied as the record says the live cache applied it
+ * (written through for FUA and THROUGH, else cached), never flushing.
+ */
+int wc_replay_piece (struct wcache *wc, const struct lb_crashlog_record *rec);
+
+/* Replay: block idx's entry written back and dropped; EINVAL when the
+ * cache holds none.
+ */
+int wc_replay_write_back (struct wcache *wc, uint64_t idx);
+
 /* Visit and remove every entry of st (its write lock held), adding the
  * cache bytes freed to *freed.  Stops at the first visit that fails,
  * leaving that entry and the ones not visited yet in place.

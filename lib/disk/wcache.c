@@ -49,6 +49,13 @@
  *   flush are exactly what it made durable.  This makes flushes stop the
  *   cache while they run, a cost paid only with a log.
  * - A cut appends its record under all of its locks (wcache-cut.c).
+ *
+ * Replay (wcache-replay.c, replay.h): wc_replay_piece and
+ * wc_replay_write_back apply a crash log's records with the functions a
+ * request uses (cache_piece_locked, write_through_locked,
+ * wc_write_back_locked), under the same stripe lock, taking the path the
+ * record names instead of choosing one, so a replayed cache is the live
+ * one record by record.
  */
 #include <config.h>
 
@@ -540,8 +547,8 @@ flush_all_logged (struct view *v, bool implicit)
   return r;
 }
 
-static int
-flush_all (struct view *v, bool implicit)
+int
+wc_flush_all (struct view *v, bool implicit)
 {
   struct wcache *wc = v->wc;
   uint64_t freed = 0;
@@ -574,7 +581,7 @@ reserve_or_flush (struct view *v, uint64_t bytes)
 
   while (!reserve (wc, bytes)) {
     atomic_fetch_add_explicit (&wc->implicit_flushes, 1, memory_order_relaxed);
-    if (flush_all (v, true) == -1)
+    if (wc_flush_all (v, true) == -1)
       return -1;
   }
   return 0;
@@ -893,7 +900,7 @@ flush_for_room:
                   entry_cost_locked (wc, st, lookup_locked (st, idx)));
   stripe_unlock (st);
   atomic_fetch_add_explicit (&wc->implicit_flushes, 1, memory_order_relaxed);
-  if (flush_all (rq->v, true) == -1)
+  if (wc_flush_all (rq->v, true) == -1)
     return -1;
   flushes++;
   goto again;
@@ -970,6 +977,84 @@ wc_trim (struct lb_store *s, uint32_t count, uint64_t offset)
   return zero_request (s, count, offset, LB_ZERO_MAY_TRIM, LB_CRASHLOG_TRIM);
 }
 
+/* ---- replay (wcache-replay.c): a logged piece as the live one ---- */
+
+/* rec's piece (a write, trim or zero inside one block, checked by the
+ * caller) the way the record says the live cache applied it: written
+ * through for FUA and THROUGH, else into the cache -- never a choice of
+ * its own, so never a flush.  As do_piece, under the block's stripe
+ * lock, with the cache bytes reserved first (the cache is unbounded).
+ */
+int
+wc_replay_piece (struct wcache *wc, const struct lb_crashlog_record *rec)
+{
+  uint64_t idx = lb_folio_idx (wc->g, rec->offset);
+  uint32_t off = lb_folio_offset (wc->g, rec->offset);
+  uint32_t len = (uint32_t) rec->length;
+  struct wc_stripe *st = stripe_of (wc, idx);
+  uint64_t want = wc->entry_bytes + wc->g->physical_bytes, before;
+  bool through = rec->flags & (LB_CRASHLOG_FUA | LB_CRASHLOG_THROUGH);
+  struct request rq = {
+    .v = &wc->main,
+    .op = rec->type != LB_CRASHLOG_WRITE ? PIECE_ZERO
+      : (rec->flags & LB_CRASHLOG_FUA)   ? PIECE_WRITE_FUA
+                                         : PIECE_WRITE,
+    .buf = rec->type == LB_CRASHLOG_WRITE ? rec->data : NULL,
+    /* The log does not keep NO_HOLE: a zero keeps its block allocated,
+     * a trim may free it; the bytes are zeros either way.
+     */
+    .keep = rec->type == LB_CRASHLOG_ZERO,
+    .log_type = rec->type,
+  };
+  int r;
+
+  if (!reserve (wc, want)) {
+    errno = ENOMEM;
+    return -1;
+  }
+  stripe_lock_write (st);
+  before = entry_cost_locked (wc, st, lookup_locked (st, idx));
+  if (through)
+    r = write_through_locked (wc, st, lookup_locked (st, idx), &rq, idx, off,
+                              len);
+  else if ((r = cache_piece_locked (wc, st, lookup_locked (st, idx), &rq, idx,
+                                    off, len)) == -1 &&
+           errno == ENOSPC)
+    errno = ENOMEM; /* no content buffer: no memory at all */
+  wc_unreserve (wc,
+                want + before -
+                  entry_cost_locked (wc, st, lookup_locked (st, idx)));
+  stripe_unlock (st);
+  if (r == 0 && (rec->flags & LB_CRASHLOG_THROUGH))
+    atomic_fetch_add_explicit (&wc->written_through, 1, memory_order_relaxed);
+  if (r == 0 && rq.op == PIECE_WRITE_FUA)
+    r = wc->durable->ops->flush (wc->durable);
+  return r;
+}
+
+/* A write-back record: block idx's entry made durable and dropped, as
+ * write_through_locked does when it has no memory for an all-zero
+ * entry's buffer.  EINVAL if the cache holds no entry for idx.
+ */
+int
+wc_replay_write_back (struct wcache *wc, uint64_t idx)
+{
+  struct wc_stripe *st = stripe_of (wc, idx);
+  struct entry *e;
+  uint64_t freed = 0;
+  int r = -1;
+
+  stripe_lock_write (st);
+  e = lookup_locked (st, idx);
+  if (e == NULL)
+    errno = EINVAL;
+  else if ((r = wc_write_back_locked (wc, e)) == 0)
+    freed = remove_entry_locked (wc, st, e, NULL);
+  stripe_unlock (st);
+  wc_unreserve (wc, freed);
+  return r;
+}
+
 static int
 wc_pread (struct lb_store *s, void *buf, uint32_t count, uint64_t offset)
 {
@@ -1006,7 +1091,7 @@ wc_pread (struct lb_store *s, void *buf, uint32_t count, uint64_t offset)
 static int
 wc_flush (struct lb_store *s)
 {
-  return flush_all (to_view (s), false);
+  return wc_flush_all (to_view (s), false);
 }
 
 /* With unflushed data anywhere, everything is data (always a correct
@@ -1043,8 +1128,9 @@ wc_usage (struct lb_store *s, struct lb_store_usage *u)
   wc->durable->ops->usage (wc->durable, u);
 }
 
+/* Free wc; its durable store too unless keep_durable. */
 static void
-destroy_cache (struct wcache *wc)
+destroy_cache (struct wcache *wc, bool keep_durable)
 {
   for (unsigned i = 0; i < NR_STRIPES; i++) {
     struct wc_stripe *st = &wc->stripes[i];
@@ -1062,7 +1148,8 @@ destroy_cache (struct wcache *wc)
   }
   pthread_mutex_destroy (&wc->cut_lock);
   pthread_mutex_destroy (&wc->report_lock);
-  wc->durable->ops->destroy (wc->durable);
+  if (!keep_durable)
+    wc->durable->ops->destroy (wc->durable);
   free (wc);
 }
 
@@ -1072,9 +1159,19 @@ wc_destroy (struct lb_store *s)
   struct view *v = to_view (s);
 
   if (v->follows)
-    destroy_cache (v->wc);
+    destroy_cache (v->wc, false);
   else
     free (v);
+}
+
+struct lb_store *
+lb_wcache_release (struct lb_store *cache)
+{
+  struct wcache *wc = to_view (cache)->wc;
+  struct lb_store *durable = wc->durable;
+
+  destroy_cache (wc, true);
+  return durable;
 }
 
 /* ---- creation ---- */

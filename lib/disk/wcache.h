@@ -152,6 +152,46 @@ int lb_wcache_cut (struct lb_store *cache, struct lb_cut_report *r);
 int lb_wcache_cut_once (struct lb_store *cache, uint64_t nth,
                         struct lb_cut_report *r);
 
+/* ---- replay: a crash log's records through the cache (replay.h) ---- */
+
+/* cache_bytes for a cache that must never flush on its own. */
+#define LB_WCACHE_UNBOUNDED UINT64_MAX
+
+/* Cut the power as a crash log's cut record says: with mode and seed, as
+ * cut number (which must be above the cuts so far: the generation then
+ * becomes number).  Otherwise as lb_wcache_cut: fills *r; returns 0, or
+ * -1 with errno = EINVAL (number not above the generation; nothing done)
+ * or EIO (the durable store failed; the cut still happened).
+ */
+int lb_wcache_cut_as (struct lb_store *cache, enum lb_cut_mode mode,
+                      uint64_t seed, uint64_t number, struct lb_cut_report *r);
+
+/* Apply rec, a record of a crash log of this disk, exactly as the live
+ * cache applied it, through the same code: a write, trim or zero piece
+ * into the cache, or -- FUA or THROUGH -- written through to the durable
+ * store; a write-back writes the block's entry back and drops it; a
+ * flush (the client's or IMPLICIT) flushes; a cut cuts with the record's
+ * mode, seed and number (*r filled; r may be NULL for other records).
+ * The cache must never flush on its own, or it would not be the live
+ * cache's twin: made with cache_bytes LB_WCACHE_UNBOUNDED, cut_after 0,
+ * no log, over a durable store with no memory limit.  Returns 0, or -1
+ * with errno: EINVAL for a record the cache cannot have logged (a piece
+ * across a block boundary or of length 0, a write-back of a block the
+ * cache does not hold or not of the whole block, a cut number not above
+ * the generation), ENOMEM, or the durable store's error.  One caller at
+ * a time (a replay is sequential); may sleep.
+ */
+int lb_wcache_replay_record (struct lb_store *cache,
+                             const struct lb_crashlog_record *rec,
+                             struct lb_cut_report *r);
+
+/* Destroy cache but not its durable store, which is returned to the
+ * caller (a replayed crash state outlives the cache that built it).
+ * Unflushed data is dropped, as ops->destroy drops it: call it after a
+ * flush or a cut.  No connection may be left.
+ */
+struct lb_store *lb_wcache_release (struct lb_store *cache);
+
 /* Debug builds (no NDEBUG, locking.h): abort unless the calling thread
  * holds every lock a cut holds -- for on_cut, which runs under them.  A
  * no-op under NDEBUG.

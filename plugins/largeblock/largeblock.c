@@ -4,9 +4,11 @@
  * Thin glue: configuration builds the disk (lib/disk/disk: a RAM store, or a
  * file store for file=, locked and opened read-only if nbdkit's command
  * line has -r (lib/disk/nbdkitargs), under a volatile write cache for
- * write-cache=volatile); each connection gets its store from
- * lb_disk_connect (bound to the power generation: after a power cut its
- * requests fail with EIO); each request callback checks the request
+ * write-cache=volatile), or for replay=LOG the log's crash states; each
+ * connection gets its store from lb_disk_connect (bound to the power
+ * generation: after a power cut its requests fail with EIO; on a replay
+ * disk, the crash state its export name names, its own, freed when it
+ * closes); each request callback checks the request
  * against the geometry and the alignment policy (lib/align), counts it
  * (lib/disk/stats), and forwards it to the connection's store, turning lib
  * errors into nbdkit_error() and the errno the client must see.  Power
@@ -14,8 +16,10 @@
  *
  * Thread model PARALLEL.  The globals below are written only during
  * configuration (load, config, config_complete, after_fork), before any
- * connection, and read-only afterwards; the store and the counters are
- * thread-safe, short_file_logged is an atomic, and statsfile_lock
+ * connection, and read-only afterwards; the stores (one shared, or one
+ * per replay connection) and the counters are thread-safe, building a
+ * replay state takes lib/disk/replay's own mutex (a leaf: nothing else
+ * is held then), short_file_logged is an atomic, and statsfile_lock
  * serializes writing the statistics (after each cut and at exit).
  *
  * Lock order: lib/disk/locking.h's table, which includes statsfile_lock.
@@ -58,7 +62,8 @@
 static struct lb_params params;
 static struct lb_disk disk;
 static const struct lb_geometry *const geom = &disk.geom;
-static struct lb_store *store; /* disk.store, once configured */
+static struct lb_store *store; /* disk.store, once configured; NULL for
+                                  replay= (each connection has its own) */
 static struct lb_stats stats;
 static char *statsfile_path; /* absolute: nbdkit may chdir("/") */
 static atomic_bool short_file_logged;
@@ -267,11 +272,28 @@ find_read_only (void)
   params.read_only = r == 1;
 }
 
+static void
+debug_replay (void)
+{
+  nbdkit_debug ("largeblock: replay=%s: %" PRIu64 " epochs, size %" PRIu64
+                ", blksize %" PRIu32 ", logical-blksize %" PRIu32
+                ", max-request %" PRIu32 ", misaligned=%s",
+                params.replay, lb_replay_epochs (disk.replay),
+                geom->size_bytes, geom->physical_bytes, geom->logical_bytes,
+                geom->max_request_bytes,
+                lb_misaligned_policy_name (params.misaligned));
+}
+
 static int
 largeblock_config_complete (void)
 {
-  char err[256];
+  char err[1024]; /* messages may name two paths */
 
+  /* Before the statsfile is made: replay= refuses it. */
+  if (lb_params_check_replay (&params, err, sizeof err) == -1) {
+    nbdkit_error ("largeblock: %s", err);
+    return -1;
+  }
   if (prepare_statsfile () == -1)
     return -1;
   params.wcache.on_cut = log_cut_locked;
@@ -281,6 +303,10 @@ largeblock_config_complete (void)
     return -1;
   }
   store = disk.store;
+  if (disk.replay) {
+    debug_replay ();
+    return 0;
+  }
   if (open_cutfifo () == -1)
     return -1;
   nbdkit_debug ("largeblock: %s disk, size %" PRIu64 ", blksize %" PRIu32
@@ -358,7 +384,9 @@ largeblock_after_fork (void)
   "                         \"cut N\": only if fewer than N cuts happened.\n" \
   "crash-log=<PATH>         Record every write, trim, zero, flush and cut\n" \
   "                         (a new file; needs write-cache=volatile).\n" \
-  "crash-log-size=<SIZE>    Bound on the crash log, default 1G."
+  "crash-log-size=<SIZE>    Bound on the crash log, default 1G.\n" \
+  "replay=<LOG>             Serve the crash states of this crash log, one\n" \
+  "                         per export name epoch=K[,mode=M][,seed=S]."
 
 static void
 largeblock_dump_plugin (void)
@@ -375,24 +403,45 @@ largeblock_dump_plugin (void)
 }
 
 /* nbdkit tells a plugin about -r only here, per connection: a store
- * opened read-only (find_read_only saw -r) never takes a writer.
+ * opened read-only (find_read_only saw -r) never takes a writer.  On a
+ * replay disk the export name says which crash state to build.
  */
 static void *
 largeblock_open (int readonly)
 {
-  if (!readonly && store->read_only) {
+  const char *name = nbdkit_export_name ();
+  struct lb_disk_conn *c;
+  char err[512];
+
+  if (!readonly && store && store->read_only) {
     nbdkit_error ("largeblock: file %s is read-only: serve it with nbdkit -r",
                   params.file);
     nbdkit_set_error (EACCES);
     return NULL;
   }
-  return lb_disk_connect (&disk); /* NULL: errno is ENOMEM */
+  if (name == NULL)
+    return NULL; /* nbdkit has said why */
+  c = lb_disk_connect (&disk, name, err, sizeof err);
+  if (c == NULL) {
+    int e = errno;
+
+    nbdkit_error ("largeblock: %s", err);
+    nbdkit_set_error (e);
+  }
+  return c;
 }
 
 static void
 largeblock_close (void *handle)
 {
   lb_disk_disconnect (&disk, handle);
+}
+
+/* The store a request goes to. */
+static inline struct lb_store *
+store_of (void *handle)
+{
+  return ((struct lb_disk_conn *) handle)->store;
 }
 
 static int64_t
@@ -414,11 +463,46 @@ largeblock_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
 static const char *
 largeblock_export_description (void *handle)
 {
+  struct lb_disk_conn *c = handle;
+  char state[1024];
+
+  if (disk.replay) {
+    lb_replay_export_describe (&c->state, state, sizeof state);
+    return nbdkit_printf_intern ("largeblock crash state of replay=%s: %s",
+                                 params.replay, state);
+  }
   return nbdkit_printf_intern ("largeblock %s disk: %" PRIu64 " bytes, "
                                "logical block %" PRIu32 " bytes, physical "
                                "block %" PRIu32 " bytes",
                                params.file ? "file" : "RAM", geom->size_bytes,
                                geom->logical_bytes, geom->physical_bytes);
+}
+
+static int
+add_export (const char *name, const char *description, void *opaque)
+{
+  return nbdkit_add_export (opaque, name, description);
+}
+
+/* A replay disk: one export per epoch.  Any other disk serves the same
+ * data under every name, so it lists only the default.
+ */
+static int
+largeblock_list_exports (int readonly, int is_tls,
+                         struct nbdkit_exports *exports)
+{
+  if (disk.replay == NULL)
+    return nbdkit_use_default_export (exports);
+  return lb_replay_export_list (disk.replay, add_export, exports);
+}
+
+/* Connections to one name of a replay disk each have a state of their
+ * own: a flush on one says nothing about another's writes.
+ */
+static int
+largeblock_can_multi_conn (void *handle)
+{
+  return disk.replay == NULL;
 }
 
 static int
@@ -561,7 +645,7 @@ largeblock_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
 {
   if (admit (LB_REQ_READ, count, offset) == -1)
     return -1;
-  struct lb_store *s = handle;
+  struct lb_store *s = store_of (handle);
 
   return finish (LB_REQ_READ, s->ops->pread (s, buf, count, offset), count,
                  offset);
@@ -571,7 +655,7 @@ static int
 largeblock_pwrite (void *handle, const void *buf, uint32_t count,
                    uint64_t offset, uint32_t flags)
 {
-  struct lb_store *s = handle;
+  struct lb_store *s = store_of (handle);
   bool fua = flags & NBDKIT_FLAG_FUA;
 
   if (admit (LB_REQ_WRITE, count, offset) == -1)
@@ -583,7 +667,7 @@ largeblock_pwrite (void *handle, const void *buf, uint32_t count,
 static int
 largeblock_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
-  struct lb_store *s = handle;
+  struct lb_store *s = store_of (handle);
 
   if (admit (LB_REQ_TRIM, count, offset) == -1)
     return -1;
@@ -595,7 +679,7 @@ largeblock_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 static int
 largeblock_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
-  struct lb_store *s = handle;
+  struct lb_store *s = store_of (handle);
   unsigned zflags = 0;
 
   if (flags & NBDKIT_FLAG_MAY_TRIM)
@@ -613,7 +697,7 @@ largeblock_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 static int
 largeblock_flush (void *handle, uint32_t flags)
 {
-  struct lb_store *s = handle;
+  struct lb_store *s = store_of (handle);
 
   return finish (LB_REQ_FLUSH, s->ops->flush (s), 0, 0);
 }
@@ -626,7 +710,7 @@ static int
 largeblock_cache (void *handle, uint32_t count, uint64_t offset,
                   uint32_t flags)
 {
-  struct lb_store *s = handle;
+  struct lb_store *s = store_of (handle);
 
   if (admit (LB_REQ_CACHE, count, offset) == -1)
     return -1;
@@ -646,7 +730,7 @@ static int
 largeblock_extents (void *handle, uint32_t count, uint64_t offset,
                     uint32_t flags, struct nbdkit_extents *extents)
 {
-  struct lb_store *s = handle;
+  struct lb_store *s = store_of (handle);
   bool req_one = flags & NBDKIT_FLAG_REQ_ONE;
 
   if (admit (LB_REQ_EXTENTS, count, offset) == -1)
@@ -676,6 +760,7 @@ static struct nbdkit_plugin plugin = {
   .close = largeblock_close,
   .get_size = largeblock_get_size,
   .block_size = largeblock_block_size,
+  .list_exports = largeblock_list_exports,
   .export_description = largeblock_export_description,
   .can_write = largeblock_true,
   .can_flush = largeblock_true,
@@ -684,7 +769,7 @@ static struct nbdkit_plugin plugin = {
   .can_zero = largeblock_true,
   .can_fast_zero = largeblock_true,
   .can_fua = largeblock_can_fua,
-  .can_multi_conn = largeblock_true,
+  .can_multi_conn = largeblock_can_multi_conn,
   .can_extents = largeblock_true,
   .can_cache = largeblock_can_cache,
   .pread = largeblock_pread,

@@ -7,8 +7,11 @@
  * log refuses the record in one line and keeps the file as it was; a
  * limit too small is refused.  Damaged files -- not a log, a bad header,
  * cut short in a record or in its data, out of sequence, a range past the
- * disk -- are refused naming the record and its byte.  Appends from four
- * threads come back as one gapless sequence.
+ * disk -- are refused naming the record and its byte.  A reader's
+ * position (tell) read again (seek) gives the same records; a position
+ * before the records is refused, one inside a record fails the read
+ * after it.  Appends from four threads come back as one gapless
+ * sequence.
  *
  * The write cache with a log (wcache.h's cfg.log): writes (one record per
  * physical block, with data), FUA, trims, zeros, the client's flushes,
@@ -113,6 +116,23 @@ open_reader (void)
   return r;
 }
 
+/* The same log as test_round_trip's, without its data checks. */
+static void
+write_round_trip_log (void)
+{
+  struct lb_crashlog *log = make_log (1 << 20);
+  char a[16384], b[5] = "hello";
+
+  memset (a, 'a', sizeof a);
+  append_ok (log, LB_CRASHLOG_WRITE, false, 16384, sizeof a, a);
+  append_ok (log, LB_CRASHLOG_WRITE, true, 4096, sizeof b, b);
+  append_ok (log, LB_CRASHLOG_TRIM, false, 32768, 16384, NULL);
+  append_ok (log, LB_CRASHLOG_FLUSH, false, 0, 0, NULL);
+  append_ok (log, LB_CRASHLOG_ZERO, true, 0, 65536, NULL);
+  append_ok (log, LB_CRASHLOG_FLUSH, false, 0, 0, NULL);
+  ck_assert_int_eq (lb_crashlog_close (log, err, sizeof err), 0);
+}
+
 static void
 expect_record (struct lb_crashlog_reader *r, enum lb_crashlog_type type,
                bool fua, uint64_t seq, uint64_t epoch, uint64_t offset,
@@ -180,6 +200,69 @@ START_TEST (test_round_trip)
   ck_assert_mem_eq (rec.data, a, sizeof a);
   ck_assert_int_eq (lb_crashlog_reader_next (r, &rec, err, sizeof err), 1);
   ck_assert_mem_eq (rec.data, b, sizeof b);
+  lb_crashlog_reader_close (r);
+}
+END_TEST
+
+/* tell and seek: a position read again gives the same records, with
+ * their data, sequence numbers and epochs; a position before the first
+ * record is refused, one inside a record fails the read that follows.
+ */
+START_TEST (test_reader_tell_and_seek)
+{
+  struct lb_crashlog_reader *r;
+  struct lb_crashlog_record rec;
+  struct lb_crashlog_position at_1, at_4, end, inside;
+  char want[512];
+
+  write_round_trip_log ();
+  r = open_reader ();
+  expect_record (r, LB_CRASHLOG_WRITE, false, 0, 0, 16384, 16384);
+  lb_crashlog_reader_tell (r, &at_1);
+  ck_assert_uint_eq (at_1.byte,
+                     LB_CRASHLOG_HEADER_SIZE + LB_CRASHLOG_RECORD_SIZE +
+                       16384);
+  ck_assert_uint_eq (at_1.seq, 1);
+  ck_assert_uint_eq (at_1.epoch, 0);
+  expect_record (r, LB_CRASHLOG_WRITE, true, 1, 0, 4096, 5);
+  expect_record (r, LB_CRASHLOG_TRIM, false, 2, 0, 32768, 16384);
+  expect_record (r, LB_CRASHLOG_FLUSH, false, 3, 0, 0, 0);
+  lb_crashlog_reader_tell (r, &at_4);
+  ck_assert_uint_eq (at_4.seq, 4);
+  ck_assert_uint_eq (at_4.epoch, 1);
+  expect_record (r, LB_CRASHLOG_ZERO, true, 4, 1, 0, 65536);
+  expect_record (r, LB_CRASHLOG_FLUSH, false, 5, 1, 0, 0);
+  lb_crashlog_reader_tell (r, &end);
+
+  /* Back, on, and back again. */
+  ck_assert_int_eq (lb_crashlog_reader_seek (r, &at_1, err, sizeof err), 0);
+  ck_assert_int_eq (lb_crashlog_reader_next (r, &rec, err, sizeof err), 1);
+  ck_assert_mem_eq (rec.data, "hello", 5);
+  ck_assert_uint_eq (rec.seq, 1);
+  ck_assert_int_eq (lb_crashlog_reader_seek (r, &at_4, err, sizeof err), 0);
+  expect_record (r, LB_CRASHLOG_ZERO, true, 4, 1, 0, 65536);
+  ck_assert_int_eq (lb_crashlog_reader_seek (r, &end, err, sizeof err), 0);
+  ck_assert_int_eq (lb_crashlog_reader_next (r, &rec, err, sizeof err), 0);
+  ck_assert_int_eq (lb_crashlog_reader_seek (r, &at_1, err, sizeof err), 0);
+  expect_record (r, LB_CRASHLOG_WRITE, true, 1, 0, 4096, 5);
+
+  /* Before the records: refused, the reader where it was. */
+  inside = (struct lb_crashlog_position) { 8, 0, 0 };
+  ck_assert_int_eq (lb_crashlog_reader_seek (r, &inside, err, sizeof err), -1);
+  ck_assert_int_eq (errno, EINVAL);
+  snprintf (want, sizeof want,
+            "%s: byte 8 is not a record's position (records start at byte "
+            "64)",
+            path);
+  ck_assert_str_eq (err, want);
+  expect_record (r, LB_CRASHLOG_TRIM, false, 2, 0, 32768, 16384);
+
+  /* Inside a write's data: the read there is refused. */
+  inside = (struct lb_crashlog_position) { at_1.byte - 8, 1, 0 };
+  ck_assert_int_eq (lb_crashlog_reader_seek (r, &inside, err, sizeof err), 0);
+  ck_assert_int_eq (lb_crashlog_reader_next (r, &rec, err, sizeof err), -1);
+  ck_assert_int_eq (errno, EINVAL);
+  ck_assert_msg (strstr (err, "no record magic") != NULL, "%s", err);
   lb_crashlog_reader_close (r);
 }
 END_TEST
@@ -776,6 +859,7 @@ crashlog_suite (void)
 
   tcase_add_checked_fixture (tc, setup, teardown);
   tcase_add_test (tc, test_round_trip);
+  tcase_add_test (tc, test_reader_tell_and_seek);
   tcase_add_test (tc, test_never_overwrites);
   tcase_add_test (tc, test_full_log_refuses_and_keeps_the_file);
   tcase_add_test (tc, test_limit_too_small);

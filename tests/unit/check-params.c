@@ -8,6 +8,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "suites.h"
@@ -16,6 +17,10 @@
 struct kv {
   const char *key, *value;
 };
+
+#define REPLAY_CUT \
+  "the log is replayed, not recorded: each export name, " \
+  "epoch=K,mode=M,seed=S, chooses the power cut"
 
 /* Apply pairs until a NULL key; return the first failure's result. */
 static int
@@ -104,8 +109,8 @@ static const struct {
     "unknown parameter 'sise' (expected size, blksize, logical-blksize, "
     "max-request, misaligned, memory-limit, statsfile, file, direct, "
     "keep-capabilities, write-cache, write-cache-size, power-cut-mode, "
-    "power-cut-seed, power-cut-after, power-cut-fifo, crash-log or "
-    "crash-log-size)" },
+    "power-cut-seed, power-cut-after, power-cut-fifo, crash-log, "
+    "crash-log-size or replay)" },
   { { { "size", "1G" }, { "keep-capabilities", "maybe" } },
     "keep-capabilities maybe is not a boolean (yes or no)" },
   { { { "size", "1G" },
@@ -160,7 +165,124 @@ static const struct {
       { "crash-log-size", "100" } },
     "crash-log-size 100 is smaller than the smallest log (744 bytes: its "
     "header, one record and the room kept for flushes)" },
+  { { { "replay", "" } }, "replay is empty (expected a path)" },
+  { { { "replay", "/tmp/log" } },
+    "replay=/tmp/log: the disk's size and block sizes come from the log, "
+    "which was not read (only nbdkit largeblock serves replay=)" },
+  { { { "replay", "/tmp/log" }, { "replay", "/tmp/other" } },
+    "replay given twice (replay=/tmp/log and replay=/tmp/other)" },
 };
+
+/* replay=LOG refuses, one line each, every parameter it does not take. */
+static const struct {
+  struct kv kv;
+  const char *why;
+} replay_refuses[] = {
+  { { "size", "1G" },
+    "the log's header gives the disk's size and block sizes" },
+  { { "blksize", "16k" },
+    "the log's header gives the disk's size and block sizes" },
+  { { "logical-blksize", "4k" },
+    "the log's header gives the disk's size and block sizes" },
+  { { "file", "/tmp/disk.img" },
+    "crash states are served from memory, over the image the log rebuilds" },
+  { { "direct", "on" },
+    "crash states are served from memory, over the image the log rebuilds" },
+  { { "memory-limit", "1G" }, "crash states have no memory limit" },
+  { { "statsfile", "/tmp/stats.json" }, "crash states keep no statistics" },
+  { { "write-cache", "none" }, REPLAY_CUT },
+  { { "write-cache", "volatile" }, REPLAY_CUT },
+  { { "write-cache-size", "1M" }, REPLAY_CUT },
+  { { "power-cut-mode", "torn" }, REPLAY_CUT },
+  { { "power-cut-seed", "5" }, REPLAY_CUT },
+  { { "power-cut-after", "5" }, REPLAY_CUT },
+  { { "power-cut-fifo", "/tmp/cut" }, REPLAY_CUT },
+  { { "crash-log", "/tmp/new.log" }, REPLAY_CUT },
+  { { "crash-log-size", "1M" }, REPLAY_CUT },
+};
+
+/* Given before or after replay=, checked before the log is read, and
+ * again by lb_params_finish.
+ */
+START_TEST (test_replay_refuses)
+{
+  const struct kv *kv = &replay_refuses[_i].kv;
+  struct lb_params p;
+  struct lb_geometry g;
+  char err[512] = "", want[512];
+
+  snprintf (want, sizeof want,
+            "%s=%s cannot be given with replay=/tmp/log (%s)", kv->key,
+            kv->value, replay_refuses[_i].why);
+  for (int replay_first = 0; replay_first < 2; replay_first++) {
+    lb_params_init (&p);
+    if (replay_first)
+      ck_assert_int_eq (lb_params_set (&p, "replay", "/tmp/log", err,
+                                       sizeof err),
+                        0);
+    ck_assert_int_eq (lb_params_set (&p, kv->key, kv->value, err, sizeof err),
+                      0);
+    if (!replay_first)
+      ck_assert_int_eq (lb_params_set (&p, "replay", "/tmp/log", err,
+                                       sizeof err),
+                        0);
+    errno = 0;
+    ck_assert_int_eq (lb_params_check_replay (&p, err, sizeof err), -1);
+    ck_assert_int_eq (errno, EINVAL);
+    ck_assert_str_eq (err, want);
+    err[0] = '\0';
+    ck_assert_int_eq (lb_params_finish (&p, &g, err, sizeof err), -1);
+    ck_assert_str_eq (err, want);
+    lb_params_free (&p);
+  }
+}
+END_TEST
+
+/* The log's geometry stands in for size=, blksize= and logical-blksize=,
+ * and the messages about it say where it came from.
+ */
+START_TEST (test_replay_geometry_from_log)
+{
+  const struct lb_crashlog_geometry log = { .disk_size = 1 << 20,
+                                            .blksize = 16384,
+                                            .logical_blksize = 4096 };
+  struct lb_params p;
+  struct lb_geometry g;
+  char err[512] = "";
+
+  lb_params_init (&p);
+  ck_assert_int_eq (lb_params_set (&p, "replay", "/tmp/log", err, sizeof err),
+                    0);
+  ck_assert_int_eq (lb_params_set (&p, "misaligned", "allow", err, sizeof err),
+                    0);
+  ck_assert_int_eq (lb_params_check_replay (&p, err, sizeof err), 0);
+  ck_assert_int_eq (lb_params_set_geometry_from_log (&p, &log, err,
+                                                     sizeof err),
+                    0);
+  ck_assert_msg (lb_params_finish (&p, &g, err, sizeof err) == 0, "%s", err);
+  ck_assert_str_eq (p.replay, "/tmp/log");
+  ck_assert_uint_eq (g.size_bytes, 1 << 20);
+  ck_assert_uint_eq (g.physical_bytes, 16384);
+  ck_assert_uint_eq (g.logical_bytes, 4096);
+  ck_assert_uint_eq (g.max_request_bytes, LB_DEFAULT_MAX_REQUEST_BYTES);
+  ck_assert_int_eq (p.misaligned, LB_MISALIGNED_ALLOW);
+  lb_params_free (&p);
+
+  lb_params_init (&p);
+  ck_assert_int_eq (lb_params_set (&p, "max-request", "8k", err, sizeof err),
+                    0);
+  ck_assert_int_eq (lb_params_set (&p, "replay", "/tmp/log", err, sizeof err),
+                    0);
+  ck_assert_int_eq (lb_params_set_geometry_from_log (&p, &log, err,
+                                                     sizeof err),
+                    0);
+  ck_assert_int_eq (lb_params_finish (&p, &g, err, sizeof err), -1);
+  ck_assert_str_eq (err,
+                    "max-request 8k is smaller than blksize 16384 "
+                    "(from replay=/tmp/log)");
+  lb_params_free (&p);
+}
+END_TEST
 
 START_TEST (test_errors)
 {
@@ -210,6 +332,9 @@ params_suite (void)
   tcase_add_test (tc, test_defaults);
   tcase_add_loop_test (tc, test_errors, 0, sizeof bad / sizeof bad[0]);
   tcase_add_test (tc, test_failed_set_changes_nothing);
+  tcase_add_loop_test (tc, test_replay_refuses, 0,
+                       sizeof replay_refuses / sizeof replay_refuses[0]);
+  tcase_add_test (tc, test_replay_geometry_from_log);
   suite_add_tcase (s, tc);
   return s;
 }
