@@ -227,6 +227,7 @@ integration_tests += \
 	tests/test-run-crash-options.sh \
 	tests/test-run-crash-stages.sh \
 	tests/test-run-crash-empty-cache-warns.sh \
+	tests/test-run-explore-xfs.sh \
 	tests/test-run-mount-dir-created.sh \
 	tests/test-run-teardown-device-held.sh \
 	tests/test-run-no-command.sh \
@@ -250,7 +251,8 @@ run_process_tests = \
 EXTRA_DIST += tests/run-functions.sh tests/write-remount-verify.sh \
 	tests/cleanup-functions.sh \
 	tests/signal-functions.sh tests/helpers/slow-tool.sh \
-	tests/helpers/crash-workload.py
+	tests/helpers/crash-workload.py \
+	tests/helpers/explore-workload.sh tests/helpers/explore-check.sh
 
 # make check-crash: the full XFS crash table of largeblock-run
 # --crash-test (30 power cuts, a few minutes); make check runs a

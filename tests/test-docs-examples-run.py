@@ -129,6 +129,11 @@ NOT_RUN = {
         "twenty crash tests of the reader's own ./my-workload; "
         "tests/test-run-crash-xfs.sh runs the same command line with "
         "tests/helpers/crash-workload.py",
+    "README.md: largeblock-run --crash-explore --sample=20 --seeds=2 "
+    "--mkfs=xfs --mount \\":
+        "a crash exploration of the reader's own ./my-workload and "
+        "./check-synced-files; tests/test-run-explore-xfs.sh runs the same "
+        "command line with tests/helpers/explore-workload.sh",
     "README.md: largeblock-vm --attach=virtio blksize=16k "
     "logical-blksize=4k size=1G \\": VM,
     "README.md: largeblock-vm --attach=nbd blksize=16k "
@@ -147,6 +152,11 @@ NOT_RUN = {
     "docs/crash-testing.md: for seed in $(seq 1 20); do":
         "twenty crash tests of the reader's own ./my-workload; "
         "tests/test-run-crash-xfs.sh runs the same command line",
+    "docs/crash-testing.md: largeblock-run --crash-explore --sample=20 "
+    "--seeds=2 --mkfs=xfs --mount \\":
+        "a crash exploration of the reader's own ./my-workload and "
+        "./check-synced-files; tests/test-run-explore-xfs.sh runs the same "
+        "command line with tests/helpers/explore-workload.sh",
     "docs/crash-testing.md: for seed in $(seq 201 210); do":
         "ten crash tests with three writers, about a minute; "
         "not part of make check by design (the doc says so)",
@@ -155,6 +165,11 @@ NOT_RUN = {
         "unavailable.sh checks the one-line refusal",
     "server/run/largeblock-run.pod: largeblock-run --fstests --mkfs=xfs "
     "blksize=16k logical-blksize=16k \\": FSTESTS,
+    "server/run/largeblock-run.pod: largeblock-run --crash-explore "
+    "--sample=6 --seeds=2 --mkfs=xfs --mount \\":
+        "a crash exploration of the reader's own ./my-workload and "
+        "./check-synced-files; tests/test-run-explore-xfs.sh runs the same "
+        "command line with tests/helpers/explore-workload.sh",
     "server/run/largeblock-run.pod: for seed in $(seq 1 20); do":
         "twenty crash tests of the reader's own ./my-workload; "
         "tests/test-run-crash-xfs.sh runs the same command line",

@@ -70,7 +70,7 @@ stage "check fails" 14 "mount=ok check=failed fsck=skipped" \
 stage "fsck fails" 15 "mount=ok check=ok fsck=failed" \
     xfs_repair 1 --check=true "${crash[@]}" -- true
 expect_msg "fail-nth: xfs_repair call 1 fails"
-expect_msg "xfs_repair -n /dev/loop"
+expect_msg "xfs_repair -n -P -o bhash=128 /dev/loop"
 # A workload that cuts and ends at once: its "cut 1", still in the FIFO
 # or being carried out, and largeblock-run's own "cut 1" make one cut;
 # so does a plain "cut" (the FIFO keeps the order: it comes first), and

@@ -5,7 +5,8 @@
 # device, FUSE mount, nbdkit and nbdfuse, private directory), after which
 # a normal run works; and it leaves a run whose largeblock-run is alive
 # alone.  The same after a crash test SIGKILLed once it had re-attached
-# the post-cut disk.
+# the post-cut disk, and after a crash exploration SIGKILLed in a crash
+# state.
 : "${abs_top_srcdir:?run through make check}"
 source "$abs_top_srcdir/tests/functions.sh" || exit 1
 source "$abs_top_srcdir/tests/run-functions.sh" || exit 1
@@ -67,31 +68,41 @@ nr_cases=$((nr_cases + 1))
 # ---- a crash test SIGKILLed after the re-attach ----
 # During --check the post-cut disk is attached again (a second nbdfuse
 # and loop device) and mounted; the power-cut FIFO and the statsfile are
-# in the private directory.  --cleanup removes all of it.
-rm -f "$tmpdir/ready"
-lb_run_bg --crash-test \
-    --check='echo $$ >"$TMPDIR/cmd.pid"; touch "$TMPDIR/ready"; exec sleep 60' \
-    "${DISK[@]}" write-cache=volatile -- true
-wait_ready "$tmpdir/ready" || { lb_run_wait; fail "--check never started"; }
-kill -KILL "$lb_pid"
-lb_run_wait
-left=$(leftovers)
-echo "left by the SIGKILLed crash test:"; echo "$left"
-grep -q "^mount: /dev/loop" <<<"$left" ||
-    fail "the SIGKILLed crash test left no mount: nothing to prove"
-cmd_pid=$(our_command_pid) || fail "no --check pid"
-kill -KILL "$cmd_pid"
-while kill -0 "$cmd_pid" 2>/dev/null; do sleep 0.05; done
-lb_cleanup
-left=$(leftovers)
-if [ "$cleanup_rc" -ne 0 ] || [ -n "$left" ]; then
-    echo "CASE FAILED: --cleanup after a SIGKILLed crash test: status $cleanup_rc; left: $left" >&2
-    failures+=("--cleanup after a SIGKILLed crash test: status $cleanup_rc; left behind: $(tr '\n' ';' <<<"$left")")
-    kill_leftovers
-else
-    echo "case ok: --cleanup removed everything the SIGKILLed crash test left"
-fi
-nr_cases=$((nr_cases + 1))
+# in the private directory.  --cleanup removes all of it.  The same for
+# a crash exploration SIGKILLed during its first state's --check: the
+# replay server, the state's nbdfuse, loop device and mount, and the
+# crash log in the private directory.
+# killed_during_check WHAT ARGS...: SIGKILL largeblock-run ARGS once
+# its --check runs, then --cleanup must remove everything.
+killed_during_check () {
+    local what=$1; shift
+    rm -f "$tmpdir/ready"
+    lb_run_bg "$@" \
+        --check='echo $$ >"$TMPDIR/cmd.pid"; touch "$TMPDIR/ready"; exec sleep 60' \
+        "${DISK[@]}" write-cache=volatile -- true
+    wait_ready "$tmpdir/ready" || { lb_run_wait; fail "$what: --check never started"; }
+    kill -KILL "$lb_pid"
+    lb_run_wait
+    left=$(leftovers)
+    echo "left by the SIGKILLed $what:"; echo "$left"
+    grep -q "^mount: /dev/loop" <<<"$left" ||
+        fail "the SIGKILLed $what left no mount: nothing to prove"
+    cmd_pid=$(our_command_pid) || fail "$what: no --check pid"
+    kill -KILL "$cmd_pid"
+    while kill -0 "$cmd_pid" 2>/dev/null; do sleep 0.05; done
+    lb_cleanup
+    left=$(leftovers)
+    if [ "$cleanup_rc" -ne 0 ] || [ -n "$left" ]; then
+        echo "CASE FAILED: --cleanup after a SIGKILLed $what: status $cleanup_rc; left: $left" >&2
+        failures+=("--cleanup after a SIGKILLed $what: status $cleanup_rc; left behind: $(tr '\n' ';' <<<"$left")")
+        kill_leftovers
+    else
+        echo "case ok: --cleanup removed everything the SIGKILLed $what left"
+    fi
+    nr_cases=$((nr_cases + 1))
+}
+killed_during_check "crash test" --crash-test
+killed_during_check "crash exploration" --crash-explore
 
 # ---- a live run is left alone ----
 rm -f "$tmpdir/ready" "$tmpdir/finish"

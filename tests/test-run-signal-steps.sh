@@ -7,7 +7,9 @@
 # before and after it attached, mkfs.xfs before and after it wrote,
 # mount before and after it mounted, COMMAND running; with --crash-test
 # the workload, the re-attach's nbdfuse, losetup and mount, the --check
-# command and xfs_repair -n) is held by a slowed
+# command and xfs_repair -n; with --crash-explore the same steps of its
+# first crash state, the replay server's start and the state's FUSE
+# unmount) is held by a slowed
 # tool (tests/helpers/slow-tool.sh) or by the COMMAND itself, and
 # largeblock-run gets SIGTERM, SIGINT and SIGHUP there (every pair).
 # Teardown: SIGx during COMMAND, then a second signal while teardown's
@@ -59,7 +61,7 @@ steps=(
 # before); and the first case of each second-signal kind.
 all_signals=(TERM INT HUP)
 vg_steps=("nbdfuse before" "mkfs.xfs after" "command" "workload"
-          "xfs_repair before")
+          "xfs_repair before 1")
 # runs_here STEP: false if valgrind leaves STEP out (above).
 runs_here () {
     [ -z "${LB_VALGRIND:-}" ] && return 0
@@ -117,41 +119,64 @@ crash_steps=(
     "mount before"
     "mount after"
     "check"
-    "xfs_repair before"
+    "xfs_repair before 1"
 )
-for step in "${crash_steps[@]}"; do
-    sig=${all_signals[step_nr % 3]}
-    step_nr=$((step_nr + 1))
-    runs_here "$step" || continue
-    rm -f "$tmpdir/ready"
-    unset CRASH_HOLD_CHECK
-    workload=(true)
-    case $step in
-    workload) no_slow; ready="$tmpdir/ready"; workload=("${READY_CMD[@]}") ;;
-    check) no_slow; ready="$tmpdir/ready"; export CRASH_HOLD_CHECK=1 ;;
-    xfs_repair*)
-        # shellcheck disable=SC2086 # the step is TOOL WHEN [ARG]
-        slow $step; ready=$slow_ready ;;
-    *)
-        # shellcheck disable=SC2086 # the step is TOOL WHEN [ARG]
-        slow $step; export SLOW_NTH=2; ready=$slow_ready ;;
-    esac
-    name="SIG$sig during crash test's $step"
-    lb_run_bg "${CRASH[@]}" -- "${workload[@]}"
-    if ! wait_ready "$ready"; then
+# held_cases WHAT NTH STEPS...: a case for each step of a run of
+# "${RUN_ARGS[@]}" after set-up, one signal a step in rotation.  The
+# workload and check steps are held by the commands themselves; a
+# tool's step by its NTH call, or the N its name ends with
+# ("xfs_repair before 1").  A teardown step (fusermount3 -u) runs to
+# its end whatever the signal, so it is held for 2 s only.
+held_cases () {
+    local what=$1 nth=$2 step n; shift 2
+    for step in "$@"; do
+        sig=${all_signals[step_nr % 3]}
+        step_nr=$((step_nr + 1))
+        runs_here "$step" || continue
+        rm -f "$tmpdir/ready"
+        unset CRASH_HOLD_CHECK
+        workload=(true)
+        case $step in
+        workload) no_slow; ready="$tmpdir/ready"; workload=("${READY_CMD[@]}") ;;
+        check) no_slow; ready="$tmpdir/ready"; export CRASH_HOLD_CHECK=1 ;;
+        fusermount3*)
+            # shellcheck disable=SC2086 # the step is TOOL WHEN [ARG]
+            slow $step; export SLOW_NTH=$nth SLOW_SECONDS=2
+            ready=$slow_ready ;;
+        *" "[0-9])
+            n=${step##* }
+            # shellcheck disable=SC2086 # the step is TOOL WHEN [ARG] N
+            slow ${step% *}; export SLOW_NTH=$n; ready=$slow_ready ;;
+        *)
+            # shellcheck disable=SC2086 # the step is TOOL WHEN [ARG]
+            slow $step; export SLOW_NTH=$nth; ready=$slow_ready ;;
+        esac
+        name="SIG$sig during $what's $step"
+        lb_run_bg "${RUN_ARGS[@]}" -- "${workload[@]}"
+        if ! wait_ready "$ready"; then
+            case_never_reached "$name" "the step"
+            continue
+        fi
+        kill "-$sig" "$lb_pid"
         lb_run_wait
-        failures+=("$name: never reached the step (status $rc)")
-        nr_cases=$((nr_cases + 1))
-        echo "CASE FAILED: $name: never reached the step" >&2
-        kill_leftovers
-        continue
-    fi
-    kill "-$sig" "$lb_pid"
-    lb_run_wait
-    no_slow
-    unset CRASH_HOLD_CHECK
-    check_case "$name" $((128 + $(sig_number "$sig")))
-done
+        no_slow
+        unset CRASH_HOLD_CHECK
+        check_case "$name" $((128 + $(sig_number "$sig")))
+    done
+}
+RUN_ARGS=("${CRASH[@]}")
+held_cases "crash test" 2 "${crash_steps[@]}"
+
+# ---- the steps of a crash exploration after the workload ----
+# --crash-explore stops the first server, starts the replay server (the
+# second nbdkit) and attaches, mounts, checks, unmounts, checks
+# read-only and detaches each crash state: the second nbdkit, nbdfuse,
+# losetup and mount calls are the first state's, as is the second
+# fusermount3 -u (the first is phase 1's teardown).
+RUN_ARGS=(--crash-explore --check="$CRASH_CHECK" "${DISK[@]}"
+          write-cache=volatile)
+held_cases "crash exploration" 2 "${crash_steps[@]}" "nbdkit before" \
+    "fusermount3 before -u"
 
 # ---- a second signal during teardown ----
 # second_signal_case NAME FIRST SECOND READY2 COMMAND...: SIGFIRST once

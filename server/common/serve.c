@@ -52,6 +52,10 @@ serve_check_params (char *const *params, int n, struct lb_geometry *geom,
   }
   if (wc) {
     wc->is_volatile = p.write_cache_volatile;
+    wc->mode = p.wcache.mode;
+    wc->seed = p.wcache.seed;
+    wc->cut_after = p.wcache.cut_after;
+    wc->crash_log = p.crash_log != NULL;
     snprintf (wc->fifo, sizeof wc->fifo, "%s",
               p.power_cut_fifo ? p.power_cut_fifo : "");
     snprintf (wc->statsfile, sizeof wc->statsfile, "%s",

@@ -11,15 +11,21 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "largeblock/geometry.h"
+#include "wcache.h"
 
 #define START_TIMEOUT_MS 30000
 
 /* What a crash test needs to know of the parameters. */
 struct serve_write_cache {
   bool is_volatile;         /* write-cache=volatile */
+  enum lb_cut_mode mode;    /* power-cut-mode= (default lose) */
+  uint64_t seed;            /* power-cut-seed=, or the fresh one */
+  uint64_t cut_after;       /* power-cut-after=, 0 if none */
+  bool crash_log;           /* crash-log= was given */
   char fifo[PATH_MAX];      /* power-cut-fifo=, "" if none */
   char statsfile[PATH_MAX]; /* statsfile=, "" if none */
 };

@@ -21,11 +21,28 @@
 #include "proc.h"
 #include "run.h"
 
+/* nbdfuse's last arguments: the server's socket, or with an export
+ * name (explore.c's crash states) an NBD URI naming both.
+ */
+static void
+nbdfuse_server_args (const struct disk *d, char *uri, size_t len, char **argv)
+{
+  if (!d->export_name[0]) {
+    argv[0] = "--unix";
+    argv[1] = (char *) d->sock;
+    return;
+  }
+  snprintf (uri, len, "nbd+unix:///%s?socket=%s", d->export_name, d->sock);
+  argv[0] = uri;
+  argv[1] = NULL;
+}
+
 static int
 start_nbdfuse (struct run *run, struct disk *d)
 {
-  char *argv[] = { "nbdfuse", "-P", d->fuse_pidfile, d->fuse_file, "--unix",
-                   d->sock,   NULL };
+  char uri[PATH_MAX + 128];
+  char *argv[] = { "nbdfuse", "-P", d->fuse_pidfile, d->fuse_file, NULL,
+                   NULL,      NULL };
 
   snprintf (d->fuse_dir, sizeof d->fuse_dir, "%s/fuse%d", run->workdir,
             d->idx);
@@ -37,7 +54,8 @@ start_nbdfuse (struct run *run, struct disk *d)
     fprintf (stderr, PROG ": mkdir %s: %m\n", d->fuse_dir);
     return -1;
   }
-  verbose (run, "exposing the export as %s", d->fuse_file);
+  nbdfuse_server_args (d, uri, sizeof uri, &argv[4]);
+  verbose (run, "exposing the export %s as %s", d->export_name, d->fuse_file);
   /* A re-attach (crash.c) must not take the last nbdfuse's pid file
    * for the new one's. */
   unlink (d->fuse_pidfile);

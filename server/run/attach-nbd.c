@@ -61,9 +61,9 @@ static void
 run_nbd_client (struct run *run, struct disk *d, struct nbd_try *t)
 {
   char blksize[16];
-  char *argv[] = {
-    "nbd-client", "-unix", d->sock, t->dev, "-b", blksize, NULL
-  };
+  char *argv[] = { "nbd-client", "-unix", d->sock, t->dev, "-b", blksize,
+                   /* explore.c's crash states are named exports */
+                   d->export_name[0] ? "-N" : NULL, d->export_name, NULL };
   struct proc_spec spec = {
     .argv = argv,
     .own_group = true,

@@ -39,17 +39,21 @@ start_noted_daemon (struct run *run, const char *what, char *const argv[],
   return 0;
 }
 
-static int
-start_server (struct run *run, struct disk *d)
+int
+disk_start_server (struct run *run, struct disk *d, char *const *params,
+                   int nr_params)
 {
   char *argv[8 + 64];
 
   snprintf (d->sock, sizeof d->sock, "%s/disk%d.sock", run->workdir, d->idx);
   snprintf (d->server_pidfile, sizeof d->server_pidfile, "%s/disk%d.pid",
             run->workdir, d->idx);
+  /* A second server on this disk (explore.c's) must not take the first
+   * one's pid file for its own. */
+  unlink (d->server_pidfile);
   if (serve_nbdkit_argv (argv, 8 + 64, run->opt.nbdkit, d->sock,
-                         d->server_pidfile, run->opt.plugin, run->opt.params,
-                         run->opt.nr_params) == -1) {
+                         d->server_pidfile, run->opt.plugin, params,
+                         nr_params) == -1) {
     fprintf (stderr, PROG ": too many PARAM=VALUE arguments\n");
     return -1;
   }
@@ -133,7 +137,8 @@ mount_filesystem (struct run *run, struct disk *d)
 int
 set_up_disk (struct run *run, struct disk *d)
 {
-  if (start_server (run, d) == -1 || proc_caught_signal ())
+  if (disk_start_server (run, d, run->opt.params, run->opt.nr_params) == -1 ||
+      proc_caught_signal ())
     return -1;
   if (run->attach->attach (run, d) == -1 || proc_caught_signal ())
     return -1;

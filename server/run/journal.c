@@ -16,6 +16,10 @@
  *                            made to hold several), and its identity
  *   mount DIR DEV            DEV may be mounted on DIR
  *
+ * A line equal to the one before it is not written again: --crash-explore
+ * mounts each crash state on the same directory, often from the same
+ * loop device, and the journal says what may exist, not how often.
+ *
  * Liveness is a lock, not a pid: the run creates the journal as
  * "journal.new" (O_EXCL, 0600), takes an exclusive open file description
  * lock on it and only then renames it to "journal"; it keeps the lock
@@ -66,7 +70,10 @@
 
 #define JOURNAL "journal"
 #define JOURNAL_NEW "journal.new"
-#define MAX_JOURNAL_BYTES (1024 * 1024)
+/* --crash-explore notes an nbdfuse for each crash state it attaches
+ * (about 80 bytes): 4 MiB holds some 50000 states.
+ */
+#define MAX_JOURNAL_BYTES (4 * 1024 * 1024)
 #define MAX_LEFTOVER_MOUNTS 64
 #define MAX_TREE_DEPTH 8 /* a run makes two levels */
 
@@ -87,7 +94,11 @@ lock_journal (int fd)
 void
 journal_note (const struct run *run, const char *fmt, ...)
 {
-  char line[PATH_MAX * 2 + 64];
+  /* The last line written: a step repeated for each crash state
+   * (explore.c's mounts) adds nothing the journal does not say.
+   */
+  static char last[PATH_MAX * 2 + 64];
+  char line[sizeof last];
   va_list ap;
   int n;
 
@@ -100,9 +111,15 @@ journal_note (const struct run *run, const char *fmt, ...)
   if (n < 0 || n >= (int) sizeof line - 1 || memchr (line, '\n', n))
     return; /* only --cleanup would miss it */
   line[n++] = '\n';
+  line[n] = '\0';
+  if (strcmp (line, last) == 0)
+    return;
   /* One write to an O_APPEND file: a SIGKILL leaves whole lines. */
-  if (write (journal_fd, line, n) != n)
+  if (write (journal_fd, line, n) != n) {
     verbose (run, "cannot write the journal: %m");
+    return;
+  }
+  memcpy (last, line, n + 1);
 }
 
 void

@@ -5,8 +5,9 @@
  * This file reads the options and sequences the run: check everything
  * that can be checked before anything exists, set up each disk
  * (disk-steps.c, through the chosen attach back end: attach-loop.c,
- * attach-nbd.c), run the command or wait for a signal, tear down in
- * reverse order.  Children are started, waited for and stopped only
+ * attach-nbd.c), run the command (crash.c's --crash-test and
+ * explore.c's --crash-explore run theirs) or wait for a signal, tear
+ * down in reverse order.  Children are started, waited for and stopped only
  * through proc.h, whose signal rules make every moment safe to be
  * signalled: SIGINT, SIGTERM and SIGHUP stop the current set-up step
  * and lead to a full teardown, which no further signal interrupts; one
@@ -48,6 +49,10 @@ usage (FILE *fp)
     "       [--fs-blksize=BYTES] [--mkfs-options=OPTS] [--mount[=DIR]]\n"
     "       [--plugin=PATH] [--verbose] [PARAM=VALUE ...] [-- COMMAND [ARG ...]]\n"
     "       " PROG " --crash-test --mkfs=FS --mount[=DIR] [--check=CMD] ...\n"
+    "              write-cache=volatile [PARAM=VALUE ...] -- WORKLOAD [ARG ...]\n"
+    "       " PROG " --crash-explore --mkfs=FS --mount[=DIR] [--check=CMD]\n"
+    "              [--epochs=LIST|--sample=N] [--seeds=N] [--keep-log=PATH]"
+    " ...\n"
     "              write-cache=volatile [PARAM=VALUE ...] -- WORKLOAD [ARG ...]\n"
     "       " PROG " --fstests --mkfs=FS [PARAM=VALUE ...] -- ./check ...\n"
     "       " PROG " --cleanup [--verbose]\n"
@@ -164,29 +169,39 @@ parse_options (struct run *run, int argc, char **argv)
     O_ATTACH = 256,
     O_CHECK,
     O_CLEANUP,
+    O_CRASH_EXPLORE,
     O_CRASH_TEST,
     O_DISKS,
+    O_EPOCHS,
     O_FSTESTS,
+    O_KEEP_LOG,
     O_MKFS,
     O_MKFS_OPTIONS,
     O_MOUNT,
     O_FS_BLKSIZE,
     O_PLUGIN,
+    O_SAMPLE,
+    O_SEEDS,
     O_VERSION
   };
   static const struct option longopts[] = {
     { "attach", required_argument, NULL, O_ATTACH },
     { "check", required_argument, NULL, O_CHECK },
     { "cleanup", no_argument, NULL, O_CLEANUP },
+    { "crash-explore", no_argument, NULL, O_CRASH_EXPLORE },
     { "crash-test", no_argument, NULL, O_CRASH_TEST },
     { "disks", required_argument, NULL, O_DISKS },
+    { "epochs", required_argument, NULL, O_EPOCHS },
     { "fs-blksize", required_argument, NULL, O_FS_BLKSIZE },
     { "fstests", no_argument, NULL, O_FSTESTS },
     { "help", no_argument, NULL, 'h' },
+    { "keep-log", required_argument, NULL, O_KEEP_LOG },
     { "mkfs", required_argument, NULL, O_MKFS },
     { "mkfs-options", required_argument, NULL, O_MKFS_OPTIONS },
     { "mount", optional_argument, NULL, O_MOUNT },
     { "plugin", required_argument, NULL, O_PLUGIN },
+    { "sample", required_argument, NULL, O_SAMPLE },
+    { "seeds", required_argument, NULL, O_SEEDS },
     { "verbose", no_argument, NULL, 'v' },
     { "version", no_argument, NULL, O_VERSION },
     { NULL, 0, NULL, 0 }
@@ -203,7 +218,10 @@ parse_options (struct run *run, int argc, char **argv)
     case O_ATTACH: run->opt.attach = optarg; break;
     case O_CHECK: run->opt.check = optarg; break;
     case O_CLEANUP: run->opt.cleanup = true; break;
+    case O_CRASH_EXPLORE: run->opt.crash_explore = true; break;
     case O_CRASH_TEST: run->opt.crash_test = true; break;
+    case O_EPOCHS: run->opt.epochs = optarg; break;
+    case O_KEEP_LOG: run->opt.keep_log = optarg; break;
     case O_FSTESTS: run->opt.fstests = true; break;
     case O_MKFS: run->opt.mkfs = optarg; break;
     case O_MKFS_OPTIONS: run->opt.mkfs_options = optarg; break;
@@ -218,6 +236,16 @@ parse_options (struct run *run, int argc, char **argv)
       run->opt.disks_set = true;
       if (cmdline_count (PROG, "disks", optarg, MAX_DISKS, &run->opt.disks) ==
           -1)
+        return -1;
+      break;
+    case O_SAMPLE:
+      if (cmdline_count (PROG, "sample", optarg, EXPLORE_MAX_COUNT,
+                         &run->opt.sample) == -1)
+        return -1;
+      break;
+    case O_SEEDS:
+      if (cmdline_count (PROG, "seeds", optarg, EXPLORE_MAX_COUNT,
+                         &run->opt.seeds) == -1)
         return -1;
       break;
     case O_FS_BLKSIZE:
@@ -314,6 +342,8 @@ set_up (struct run *run)
     return -1;
   if (run->opt.crash_test && crash_add_params (run) == -1)
     return -1;
+  if (run->opt.crash_explore && explore_add_params (run) == -1)
+    return -1;
   for (unsigned i = 0; i < run->opt.disks; i++) {
     struct disk *d = &run->disks[i];
 
@@ -376,7 +406,7 @@ main (int argc, char **argv)
   if (serve_check_params (run.opt.params, run.opt.nr_params, &run.geom,
                           &run.wc) == -1 ||
       check_mkfs_geometry (&run) == -1 || crash_check_options (&run) == -1 ||
-      fstests_check_options (&run) == -1)
+      explore_check_options (&run) == -1 || fstests_check_options (&run) == -1)
     return 1;
   if (resolve_attach_method (&run) == -1 || check_capabilities () == -1)
     return 1;
@@ -386,6 +416,8 @@ main (int argc, char **argv)
     disks_export_env (&run);
     if (run.opt.crash_test)
       status = crash_test (&run);
+    else if (run.opt.crash_explore)
+      status = crash_explore (&run);
     else if (run.opt.command)
       status = run_user_command (&run, run.opt.command);
     else

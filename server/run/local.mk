@@ -6,6 +6,7 @@ server_run_largeblock_run_SOURCES = \
 	server/run/largeblock-run.c server/run/run.h \
 	server/run/attach-loop.c server/run/attach-nbd.c \
 	server/run/crash.c server/run/disk-steps.c server/run/journal.c \
+	server/run/explore.c server/run/explore-log.c server/run/explore-log.h \
 	server/run/step.c \
 	server/run/fstests.c server/run/fstests.h \
 	server/run/kstate.c server/run/kstate.h \

@@ -25,6 +25,7 @@
 
 #define PROG "largeblock-run"
 #define MAX_DISKS 16
+#define EXPLORE_MAX_COUNT 1000000 /* --sample, --seeds */
 
 struct options {
   const char *plugin;
@@ -38,9 +39,14 @@ struct options {
   bool disks_set; /* --disks was given */
   bool fstests;   /* --fstests */
   bool verbose;
-  bool cleanup;      /* --cleanup: remove what dead runs left */
-  bool crash_test;   /* --crash-test */
-  const char *check; /* --check=CMD (a shell command), NULL if none */
+  bool cleanup;         /* --cleanup: remove what dead runs left */
+  bool crash_test;      /* --crash-test */
+  bool crash_explore;   /* --crash-explore */
+  const char *check;    /* --check=CMD (a shell command), NULL if none */
+  const char *epochs;   /* --epochs=LIST, NULL if not given */
+  unsigned sample;      /* --sample=N, 0 if not given */
+  unsigned seeds;       /* --seeds=N, 0 if not given (then 1) */
+  const char *keep_log; /* --keep-log=PATH, NULL if not given */
   char **params;
   int nr_params;
   char **command;
@@ -53,7 +59,8 @@ struct disk {
   char fuse_dir[PATH_MAX];
   char fuse_pidfile[PATH_MAX];
   char fuse_file[PATH_MAX];
-  char dev[64]; /* the attached block device, "" if none */
+  char dev[64];         /* the attached block device, "" if none */
+  char export_name[64]; /* the export to attach, "" for the default */
   char mnt[PATH_MAX];
   char mnt_real[PATH_MAX]; /* mnt as the mount table names it */
   pid_t server_pid;
@@ -93,11 +100,12 @@ struct run {
   unsigned nr_disks;           /* disks whose set-up began */
   struct serve_write_cache wc; /* the parameters' write cache facts */
   char **params_owned;         /* opt.params when crash.c extended it */
-  char *params_added[2];       /* crash.c's additions to it */
+  char *params_added[2];       /* crash.c's or explore.c's additions */
   int nr_params_added;
-  bool mount_dir_is_ours; /* we created --mount's DIR (several disks) */
-  bool cut_fifo_ours;     /* crash.c named wc.fifo in workdir */
-  bool statsfile_ours;    /* crash.c named wc.statsfile in workdir */
+  bool mount_dir_is_ours;   /* we created --mount's DIR (several disks) */
+  bool cut_fifo_ours;       /* crash.c named wc.fifo in workdir */
+  bool statsfile_ours;      /* crash.c named wc.statsfile in workdir */
+  char crash_log[PATH_MAX]; /* explore.c's crash-log= in workdir, or "" */
 };
 
 /* Messages shown with --verbose. */
@@ -138,6 +146,11 @@ int start_noted_daemon (struct run *run, const char *what, char *const argv[],
  * done, however far it got; signals do not interrupt it.
  */
 int set_up_disk (struct run *run, struct disk *d);
+/* disk-steps.c: start d's server with these parameters (set_up_disk's
+ * first step; explore.c's replay server).
+ */
+int disk_start_server (struct run *run, struct disk *d, char *const *params,
+                       int nr_params);
 int teardown_disk (struct run *run, struct disk *d);
 bool disk_is_mounted (const struct disk *d);
 
@@ -165,10 +178,32 @@ void disks_export_env (const struct run *run);
 int crash_check_options (struct run *run);
 int crash_add_params (struct run *run);
 int crash_test (struct run *run);
-/* Remove the FIFO and statsfile crash_add_params named, once the
- * server is stopped, and free the parameters it made.
+/* Remove the FIFO and statsfile crash_add_params named (and the crash
+ * log explore_add_params named), once the server is stopped, and free
+ * the parameters they made.
  */
 void crash_remove_files (struct run *run);
+/* crash.c, shared with explore.c: own a copy of the parameters with
+ * room for two more (-1 after saying why); add "KEY=WORKDIR/NAME" to
+ * them, the path in path[len].
+ */
+int crash_own_params (struct run *run);
+int crash_add_param (struct run *run, const char *key, const char *name,
+                     char *path, size_t len);
+/* crash.c: the read-only checker of --mkfs's filesystem on d's device;
+ * its output is shown only if it fails, or with --verbose.  0 or -1.
+ */
+int crash_fsck_readonly (struct run *run, struct disk *d);
+
+/* explore.c: --crash-explore.  explore_check_options refuses what makes
+ * no sense (one line, -1); explore_add_params names the crash log in
+ * the private directory; crash_explore runs everything after set-up
+ * (the workload, then every chosen crash state) and returns the exit
+ * status.
+ */
+int explore_check_options (struct run *run);
+int explore_add_params (struct run *run);
+int crash_explore (struct run *run);
 
 /* journal.c: append one line to the run's journal (for --cleanup). */
 void journal_note (const struct run *run, const char *fmt, ...)
