@@ -53,7 +53,9 @@ EXTRA_DIST += tests/helpers/valgrind.supp
 # plugin: under valgrind they took 580 s of test time (a third of the
 # target's), and the plugin requests they make are the ones
 # test-run-xfs-16k, test-run-crash-xfs, test-verify-largeblock-clean-bill
-# and the test-plugin-power-cut* tests make, which stay.  And the tests that start no server: the format and documentation
+# and the test-plugin-power-cut* tests make, which stay (the replay
+# server's, test-run-explore-xfs's, are test-plugin-replay-*'s).  And
+# the tests that start no server: the format and documentation
 # checks (source_check_tests, which the ASan pass leaves out too).
 valgrind_skipped_tests = $(run_process_tests) $(source_check_tests) \
 	tests/test-run-failures-leave-nothing.sh \
@@ -62,6 +64,7 @@ valgrind_skipped_tests = $(run_process_tests) $(source_check_tests) \
 	tests/test-run-mount-dir-created.sh \
 	tests/test-run-no-command.sh \
 	tests/test-run-crash-empty-cache-warns.sh \
+	tests/test-run-explore-xfs.sh \
 	tests/test-run-teardown-device-held.sh \
 	tests/test-run-fstests-fixture.sh \
 	tests/test-verify-largeblock-run-device.sh \

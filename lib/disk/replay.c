@@ -29,6 +29,9 @@
  *   waits for a build.  The base moves only under rp->lock when the
  *   count is 0 -- it cannot rise then, so no state reads a base that moves.
  * - The index and the geometry are fixed after lb_replay_open.
+ * - refs (atomic) holds rp: one for lb_replay_close's caller and one per
+ *   open state; whoever drops the last frees it, so lb_replay_close with
+ *   states still open leaves them working and the last destroy frees.
  */
 #include <config.h>
 
@@ -68,6 +71,11 @@ struct lb_replay {
   uint64_t base_epoch;               /* lock: base is this epoch's start */
   /* No lock: states built and not destroyed (see the top comment). */
   _Atomic uint64_t open_states;
+  /* No lock: open states + 1 until lb_replay_close; the last one frees
+   * rp, so a state may outlive the close (nbdkit can unload a plugin
+   * before a connection that just hung up has closed).
+   */
+  _Atomic uint64_t refs;
 };
 
 /* Every cache of a replay: never flushes or cuts on its own. */
@@ -303,6 +311,7 @@ lb_replay_open (const char *log_path, char *err, size_t errlen)
     return NULL;
   }
   pthread_mutex_init (&rp->lock, NULL);
+  atomic_init (&rp->refs, 1);
   rp->reader = lb_crashlog_reader_open (log_path, &rp->cg, &limit, err,
                                         errlen);
   if (rp->reader == NULL || check_geometry (rp, err, errlen) == -1 ||
@@ -316,12 +325,9 @@ lb_replay_open (const char *log_path, char *err, size_t errlen)
   return rp;
 }
 
-void
-lb_replay_close (struct lb_replay *rp)
+static void
+replay_free (struct lb_replay *rp)
 {
-  if (rp == NULL)
-    return;
-  assert (atomic_load (&rp->open_states) == 0);
   if (rp->base_cache)
     rp->base_cache->ops->destroy (rp->base_cache);
   lb_crashlog_reader_close (rp->reader);
@@ -329,6 +335,20 @@ lb_replay_close (struct lb_replay *rp)
   free (rp->epochs);
   free (rp->path);
   free (rp);
+}
+
+static void
+replay_put (struct lb_replay *rp)
+{
+  if (atomic_fetch_sub (&rp->refs, 1) == 1)
+    replay_free (rp);
+}
+
+void
+lb_replay_close (struct lb_replay *rp)
+{
+  if (rp)
+    replay_put (rp);
 }
 
 void
@@ -449,6 +469,7 @@ state_released (void *opaque)
   struct lb_replay *rp = opaque;
 
   atomic_fetch_sub (&rp->open_states, 1);
+  replay_put (rp);
 }
 
 /* The state at p over the base (at p's epoch): an overlay, its epoch's
@@ -468,6 +489,7 @@ build_state_locked (struct lb_replay *rp, const struct lb_replay_point *p,
     lb_fail (ENOMEM, err, errlen, "%s: a state's overlay: %m", rp->path);
     return NULL;
   }
+  atomic_fetch_add (&rp->refs, 1);
   atomic_fetch_add (&rp->open_states, 1);
   cache = lb_wcache_new (overlay, &replay_config);
   if (cache == NULL) {

@@ -50,7 +50,9 @@ struct lb_replay;
 struct lb_replay *lb_replay_open (const char *log_path, char *err,
                                   size_t errlen);
 
-/* Free rp (NULL is fine); every state must be destroyed first. */
+/* Let rp go (NULL is fine): freed now, or, while states are open, when
+ * the last of them is destroyed (they keep working until then).
+ */
 void lb_replay_close (struct lb_replay *rp);
 
 /* The log's disk, as its header says. */
