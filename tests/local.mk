@@ -227,6 +227,7 @@ integration_tests += \
 	tests/test-run-crash-options.sh \
 	tests/test-run-crash-stages.sh \
 	tests/test-run-crash-empty-cache-warns.sh \
+	tests/test-run-crash-fsck-waits-for-release.sh \
 	tests/test-run-explore-xfs.sh \
 	tests/test-run-mount-dir-created.sh \
 	tests/test-run-teardown-device-held.sh \

@@ -335,6 +335,26 @@ kstate_device_user (const char *dev, char *what, size_t len)
   return true;
 }
 
+int
+kstate_wait_device_released (const char *dev, unsigned timeout_ms)
+{
+  for (unsigned waited = 0;; waited += EXCL_RETRY_MS) {
+    int fd = open (dev, O_RDONLY | O_EXCL | O_NONBLOCK | O_CLOEXEC);
+
+    if (fd >= 0) {
+      close (fd);
+      return 0;
+    }
+    if (errno != EBUSY)
+      return 0;
+    if (waited >= timeout_ms)
+      break;
+    proc_sleep_ms (EXCL_RETRY_MS, false);
+  }
+  errno = EBUSY;
+  return -1;
+}
+
 unsigned long long
 kstate_process_start_time (long pid)
 {

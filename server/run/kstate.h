@@ -87,6 +87,14 @@ bool kstate_is_mounted_from (const char *dir, const char *dev);
  */
 bool kstate_device_user (const char *dev, char *what, size_t len);
 
+/* Wait, up to timeout_ms, until nothing holds block device dev open
+ * exclusively (a filesystem that our unmount left alive in another mount
+ * namespace's copy shuts down there a little later).  0 once dev can be
+ * opened O_EXCL (or cannot be opened for another reason: the caller's
+ * next step reports that), -1 with errno = EBUSY if it is still held.
+ */
+int kstate_wait_device_released (const char *dev, unsigned timeout_ms);
+
 /* The start time of process pid (field 22 of /proc/PID/stat, in clock
  * ticks since boot); 0 if there is no such process.  With the pid it
  * names one process for the life of the system: a reused pid starts
