@@ -65,6 +65,7 @@ valgrind_skipped_tests = $(run_process_tests) $(source_check_tests) \
 	tests/test-run-no-command.sh \
 	tests/test-run-crash-empty-cache-warns.sh \
 	tests/test-run-explore-xfs.sh \
+	tests/test-run-crash-fsck-waits-for-release.sh \
 	tests/test-run-teardown-device-held.sh \
 	tests/test-run-fstests-fixture.sh \
 	tests/test-verify-largeblock-run-device.sh \
