@@ -290,12 +290,12 @@ entry_put_data_locked (struct wcache *wc, struct wc_stripe *st,
   lb_assert_held_write (&st->lock);
   if (e->data == NULL)
     return 0;
-  if (!e->charged && keep_spare_locked (wc, st, e->data))
-    ;
-  else if (run)
-    run_add_locked (run, e->data);
-  else
-    lb_slab_free (&st->slab, e->data);
+  if (e->charged || !keep_spare_locked (wc, st, e->data)) {
+    if (run)
+      run_add_locked (run, e->data);
+    else
+      lb_slab_free (&st->slab, e->data);
+  }
   e->data = NULL;
   if (e->charged)
     wc->durable->ops->uncharge (wc->durable, 1);

@@ -306,7 +306,6 @@ kstate_device_user (const char *dev, char *what, size_t len)
 {
   struct user_query q = { .dev = dev, .what = what, .len = len };
   struct stat st;
-  int fd;
 
   if (stat (dev, &st) == -1 || !S_ISBLK (st.st_mode))
     return false;
@@ -320,17 +319,8 @@ kstate_device_user (const char *dev, char *what, size_t len)
    * probe -- is not a user: only one that outlasts EXCL_RETRIES tries
    * counts.  On a loaded machine --cleanup saw such a moment and blamed
    * "another process". */
-  for (int i = 0; i <= EXCL_RETRIES; i++) {
-    fd = open (dev, O_RDONLY | O_EXCL | O_NONBLOCK | O_CLOEXEC);
-    if (fd >= 0) {
-      close (fd);
-      return false;
-    }
-    if (errno != EBUSY)
-      return false;
-    if (i < EXCL_RETRIES)
-      proc_sleep_ms (EXCL_RETRY_MS, false);
-  }
+  if (kstate_wait_device_released (dev, EXCL_RETRIES * EXCL_RETRY_MS) == 0)
+    return false;
   snprintf (what, len, "open exclusively by another process or namespace");
   return true;
 }
