@@ -23,6 +23,27 @@ lb_cleanup () {
     cat "$run_err" >&2
 }
 
+# cleanup_after_kill WHAT: end the killed run's command (its pid is the
+# one it wrote; our_command_pid checks it is ours: --cleanup leaves the
+# user's command alone), run --cleanup, and record a failed case if it
+# failed or left anything.
+cleanup_after_kill () {
+    local what=$1
+    cmd_pid=$(our_command_pid) || fail "$what: no command pid"
+    kill -KILL "$cmd_pid"
+    while kill -0 "$cmd_pid" 2>/dev/null; do sleep 0.05; done
+    lb_cleanup
+    left=$(leftovers)
+    if [ "$cleanup_rc" -ne 0 ] || [ -n "$left" ]; then
+        echo "CASE FAILED: --cleanup after a SIGKILLed $what: status $cleanup_rc; left: $left" >&2
+        failures+=("--cleanup after a SIGKILLed $what: status $cleanup_rc; left behind: $(tr '\n' ';' <<<"$left")")
+        kill_leftovers
+    else
+        echo "case ok: --cleanup removed everything the SIGKILLed $what left"
+    fi
+    nr_cases=$((nr_cases + 1))
+}
+
 # ---- a SIGKILLed run ----
 rm -f "$tmpdir/ready"
 lb_run_bg "${DISK[@]}" -- "${READY_CMD[@]}"
@@ -41,22 +62,7 @@ for what in "loop device: " "mount: /dev/loop" "mount: /dev/fuse" \
         fail "the SIGKILLed run left no '$what': nothing to prove"
 done
 
-# The COMMAND is the user's; --cleanup does not touch it, the test ends
-# it (its pid is the one it wrote; our_command_pid checks it is ours).
-cmd_pid=$(our_command_pid) || fail "no COMMAND pid"
-kill -KILL "$cmd_pid"
-while kill -0 "$cmd_pid" 2>/dev/null; do sleep 0.05; done
-
-lb_cleanup
-left=$(leftovers)
-if [ "$cleanup_rc" -ne 0 ] || [ -n "$left" ]; then
-    echo "CASE FAILED: --cleanup after SIGKILL: status $cleanup_rc; left: $left" >&2
-    failures+=("--cleanup after SIGKILL: status $cleanup_rc; left behind: $(tr '\n' ';' <<<"$left")")
-    kill_leftovers
-else
-    echo "case ok: --cleanup removed everything the SIGKILLed run left"
-fi
-nr_cases=$((nr_cases + 1))
+cleanup_after_kill run
 
 # The next normal run works.
 lb_run "${DISK[@]}" -- true
@@ -87,19 +93,7 @@ killed_during_check () {
     echo "left by the SIGKILLed $what:"; echo "$left"
     grep -q "^mount: /dev/loop" <<<"$left" ||
         fail "the SIGKILLed $what left no mount: nothing to prove"
-    cmd_pid=$(our_command_pid) || fail "$what: no --check pid"
-    kill -KILL "$cmd_pid"
-    while kill -0 "$cmd_pid" 2>/dev/null; do sleep 0.05; done
-    lb_cleanup
-    left=$(leftovers)
-    if [ "$cleanup_rc" -ne 0 ] || [ -n "$left" ]; then
-        echo "CASE FAILED: --cleanup after a SIGKILLed $what: status $cleanup_rc; left: $left" >&2
-        failures+=("--cleanup after a SIGKILLed $what: status $cleanup_rc; left behind: $(tr '\n' ';' <<<"$left")")
-        kill_leftovers
-    else
-        echo "case ok: --cleanup removed everything the SIGKILLed $what left"
-    fi
-    nr_cases=$((nr_cases + 1))
+    cleanup_after_kill "$what"
 }
 killed_during_check "crash test" --crash-test
 killed_during_check "crash exploration" --crash-explore

@@ -122,6 +122,12 @@ def rotated(names, rep):
     return names[k:] + names[:k]
 
 
+def medians(runs):
+    """One server's repetitions (fio results) as their medians."""
+    return {k: statistics.median(r[k] for r in runs)
+            for k in ("mibs", "iops", "cpu_per_gib")}
+
+
 def run_matrix(servers, workdir, region, runtime, reps, patterns,
                block_sizes, connections, progress):
     cells = []
@@ -136,9 +142,7 @@ def run_matrix(servers, workdir, region, runtime, reps, patterns,
                                            conns, region, runtime))
                 cell = {"rw": rw, "bs": bs, "conns": conns, "servers": {}}
                 for n, rs in runs.items():
-                    cell["servers"][n] = {
-                        k: statistics.median(r[k] for r in rs)
-                        for k in ("mibs", "iops", "cpu_per_gib")}
+                    cell["servers"][n] = medians(rs)
                 cells.append(cell)
                 progress("%s %s x%d done" % (rw, size_name(bs), conns))
     return cells

@@ -5,10 +5,9 @@ write-cache-size) against nbdkit memory, on random 16k writes,
 sequential 1M writes, and random 16k writes with a flush after every
 16 (fio --fsync=16), servers interleaved as in the matrix.
 """
-import statistics
-
 from .common import KiB, MiB, PLUGIN, size_name
 from .fio import fio
+from .matrix import medians, prefill, rotated
 from .server import Server
 
 # (label, fio rw, request size, fio's extra options)
@@ -46,21 +45,17 @@ def wcache_section(workdir, disk, region, runtime, reps, quick,
     servers = wcache_servers(workdir, disk, nbdkit_args)
     rows = []
     try:
-        for s in servers.values():      # the same prefilled region
-            fio(s, workdir, "write", MiB, 1, region, 0)
+        prefill(servers, workdir, region)
         names = list(servers)
         for label, rw, bs, extra in WCACHE_PATTERNS:
             for conns in [1] if quick else WCACHE_CONNECTIONS:
                 runs = {n: [] for n in names}
                 for rep in range(reps):
-                    k = rep % len(names)
-                    for n in names[k:] + names[:k]:
+                    for n in rotated(names, rep):
                         runs[n].append(fio(servers[n], workdir, rw, bs,
                                            conns, region, runtime, extra))
                 rows.append({"pattern": label, "conns": conns, "servers": {
-                    n: {k: statistics.median(r[k] for r in rs)
-                        for k in ("mibs", "iops", "cpu_per_gib")}
-                    for n, rs in runs.items()}})
+                    n: medians(rs) for n, rs in runs.items()}})
                 progress("write cache: %s x%d done" % (label, conns))
     finally:
         for s in servers.values():
